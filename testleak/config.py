@@ -1,0 +1,67 @@
+"""Configuration: compose conf/ with Hydra, or read the params.yaml that DVC stages use.
+
+Stages read only params.yaml (``load_params``). ``compose`` builds the same structure from
+conf/ with overrides (what `dvc exp run -S` does), used by tests and the CLI.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Sequence
+
+import yaml
+from omegaconf import DictConfig, OmegaConf
+
+from .errors import ConfigError
+
+ROOT = Path(__file__).resolve().parent.parent
+CONF_DIR = ROOT / "conf"
+
+
+def project_root() -> Path:
+    """The project directory: $TESTLEAK_ROOT, else the current directory when it holds
+    params.yaml, else the source checkout."""
+    env = os.environ.get("TESTLEAK_ROOT")
+    if env:
+        return Path(env).resolve()
+    cwd = Path.cwd()
+    if (cwd / "params.yaml").exists():
+        return cwd
+    return ROOT
+
+
+def compose(overrides: Sequence[str] = (), conf_dir: str | os.PathLike | None = None) -> DictConfig:
+    """Compose conf/ like `dvc exp run` does and return the config."""
+    from hydra import compose as h_compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    d = Path(conf_dir or CONF_DIR).resolve()
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(d), version_base=None):
+        cfg = h_compose(config_name="config", overrides=list(overrides))
+    return cfg
+
+
+def compose_dict(overrides: Sequence[str] = (), conf_dir=None) -> dict:
+    return OmegaConf.to_container(compose(overrides, conf_dir), resolve=True)
+
+
+def dump_params(cfg: DictConfig | dict, path: str | os.PathLike) -> None:
+    data = cfg if isinstance(cfg, dict) else OmegaConf.to_container(cfg, resolve=True)
+    Path(path).write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+
+
+def load_params(path: str | os.PathLike | None = None) -> DictConfig:
+    """Read params.yaml (the composed config) as an OmegaConf object."""
+    p = Path(path) if path else project_root() / "params.yaml"
+    if not p.exists():
+        raise ConfigError(f"{p} not found: run from the project root, or `testleak params` to compose it")
+    return OmegaConf.create(yaml.safe_load(p.read_text(encoding="utf-8")))
+
+
+def select(cfg, key: str, known: Sequence[str], what: str) -> str:
+    """Validate a name chosen by config against the known implementations."""
+    if key not in known:
+        raise ConfigError(f"unknown {what} {key!r}; known: {', '.join(sorted(known))}")
+    return key

@@ -1,0 +1,34 @@
+"""The project's exceptions. Messages say what to do next; the CLI prints them."""
+
+
+class TestleakError(Exception):
+    """Base class of every error testleak raises on purpose."""
+
+
+class ConfigError(TestleakError):
+    """A configuration value is missing, unknown or inconsistent."""
+
+
+class ModelNotInstalledError(TestleakError):
+    """The packaged model weights are not installed."""
+
+
+class LLMError(TestleakError):
+    """A request to an LLM failed for good (after retries, or not retryable)."""
+
+    def __init__(self, message: str, status: int | None = None, kind: str = "error"):
+        super().__init__(message)
+        self.status = status
+        self.kind = kind
+
+
+class AuthError(LLMError):
+    """401/403 from a model endpoint: a key is missing or wrong."""
+
+
+class SearchError(TestleakError):
+    """A corpus search failed for good."""
+
+
+class DataError(TestleakError):
+    """An input artifact is missing or malformed."""

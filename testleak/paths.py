@@ -1,0 +1,86 @@
+"""Where every artifact lives. dvc.yaml names the same paths; stages take them from here.
+
+data/ is DVC-tracked and git-ignored (raw values live only there); .cache/ holds the LLM
+and search caches outside stage outputs so that reruns and resumes repeat no call.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .config import project_root
+
+
+class Paths:
+    def __init__(self, root: str | Path | None = None):
+        self.root = Path(root) if root else project_root()
+
+    # shared
+    @property
+    def data(self) -> Path:
+        return self.root / "data"
+
+    @property
+    def cache(self) -> Path:
+        return self.root / ".cache"
+
+    @property
+    def models(self) -> Path:
+        return self.cache / "models"
+
+    @property
+    def llm_cache(self) -> Path:
+        return self.cache / "llm"
+
+    @property
+    def search_cache(self) -> Path:
+        return self.cache / "search"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    @property
+    def questions(self) -> Path:
+        return self.data / "questions" / "questions.jsonl"
+
+    @property
+    def index(self) -> Path:
+        return self.data / "index" / "corpus.sqlite"
+
+    @property
+    def labels(self) -> Path:
+        return self.data / "labels" / "labels.jsonl"
+
+    @property
+    def reports(self) -> Path:
+        return self.root / "reports"
+
+    # per run (method x variant x round)
+    def run_dir(self, run: str) -> Path:
+        return self.data / "runs" / run
+
+    def responses(self, run: str) -> Path:
+        return self.run_dir(run) / "responses.jsonl"
+
+    def candidates(self, run: str) -> Path:
+        return self.run_dir(run) / "candidates.jsonl"
+
+    def judged(self, run: str) -> Path:
+        return self.run_dir(run) / "judged.jsonl"
+
+    def verified(self, run: str) -> Path:
+        return self.run_dir(run) / "verified.jsonl"
+
+    def confirmed(self, run: str) -> Path:
+        return self.run_dir(run) / "confirmed.jsonl"
+
+    def library(self, name: str) -> Path:
+        """``prior`` is the shipped prior library; any other name is the library built
+        from that run's confirmed leaks."""
+        if name == "prior":
+            return self.root / "testleak" / "resources" / "prior_library.yaml"
+        return self.data / "library" / f"{name}.json"
+
+    def metrics(self, run: str) -> Path:
+        return self.root / "metrics" / f"{run}.json"
