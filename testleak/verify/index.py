@@ -1,0 +1,295 @@
+"""Local exact-substring corpus index (offline stand-in for GitHub code search, paper Sec. 4.3).
+
+The paper verifies a candidate by the number k of GitHub code-search hits (files) and keeps
+1 <= k <= 100. Offline we search a local code corpus instead: by default the Python sources
+of the installed distributions, each distribution counting as one "repository" (so the
+repository ids of hits can feed the IL-L metric like GitHub's ``repository.id``).
+
+Method: SQLite FTS5 with the ``trigram`` tokenizer and ``detail=none`` (only document ids per
+trigram are stored, no positions), contentless; the file contents are stored once next to
+it (zlib-compressed by default). A query takes the value's trigrams, looks up their
+document frequencies in an ``fts5vocab`` table, ANDs the rarest few to get candidate files
+and confirms each candidate by an exact substring test on its content. Counts are therefore
+exact (case-sensitive by default; ``case_sensitive: false`` folds case in the index and in
+the test). Values shorter than 3 characters have no trigram: they are ``unverifiable``,
+never reported as zero hits.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+import json
+import os
+import sqlite3
+import time
+import zlib
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from ..errors import ConfigError, DataError
+from ..privacy import mask
+
+SCHEMA_VERSION = 1
+MIN_QUERY_CHARS = 3
+
+
+@dataclass(frozen=True)
+class CorpusFile:
+    repo: str          # repository name (distribution name, or the top directory name)
+    path: str          # path inside the repository
+    abspath: Path
+
+
+def _cfg_get(cfg, key, default=None):
+    if cfg is None:
+        return default
+    try:
+        v = cfg.get(key, default)
+    except AttributeError:
+        v = getattr(cfg, key, default)
+    return default if v is None else v
+
+
+def iter_site_packages(extensions: Iterable[str]) -> Iterator[CorpusFile]:
+    """Files of every installed distribution (``importlib.metadata``), one repository each,
+    in a deterministic order (distribution name, then path). A file claimed by two
+    distributions is listed once."""
+    exts = tuple(extensions)
+    seen: set[str] = set()
+    dists = sorted(md.distributions(), key=lambda d: ((d.metadata["Name"] or "").lower(), d.version or ""))
+    for d in dists:
+        name = d.metadata["Name"] or "unknown"
+        for f in sorted(d.files or [], key=str):
+            s = str(f)
+            if not s.endswith(exts) or s.startswith(".."):
+                continue
+            p = Path(d.locate_file(f))
+            key = str(p.resolve()) if p.exists() else None
+            if key is None or key in seen:
+                continue
+            seen.add(key)
+            yield CorpusFile(f"{name}", s, p)
+
+
+def iter_dirs(dirs: Iterable[str | os.PathLike], extensions: Iterable[str]) -> Iterator[CorpusFile]:
+    """Files under configured directories; each immediate subdirectory is one repository
+    (files directly in a configured directory belong to a repository named after it)."""
+    exts = tuple(extensions)
+    for d in dirs:
+        root = Path(d)
+        if not root.is_dir():
+            raise ConfigError(f"corpus directory {root} does not exist: fix verifier.local.dirs")
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames.sort()
+            for fn in sorted(filenames):
+                if exts and not fn.endswith(exts):
+                    continue
+                p = Path(dirpath) / fn
+                rel = p.relative_to(root)
+                repo = rel.parts[0] if len(rel.parts) > 1 else root.name
+                path = str(Path(*rel.parts[1:])) if len(rel.parts) > 1 else fn
+                yield CorpusFile(repo, path, p)
+
+
+def corpus_files(local_cfg) -> Iterator[CorpusFile]:
+    corpus = _cfg_get(local_cfg, "corpus", "site-packages")
+    exts = list(_cfg_get(local_cfg, "extensions", [".py"]))
+    if corpus == "site-packages":
+        yield from iter_site_packages(exts)
+        yield from iter_dirs(_cfg_get(local_cfg, "dirs", []), exts)
+    elif corpus == "dirs":
+        dirs = list(_cfg_get(local_cfg, "dirs", []))
+        if not dirs:
+            raise ConfigError("verifier.local.corpus is 'dirs' but verifier.local.dirs is empty: list the directories to index")
+        yield from iter_dirs(dirs, exts)
+    else:
+        raise ConfigError(f"unknown verifier.local.corpus {corpus!r}; known: dirs, site-packages")
+
+
+def build_index(local_cfg, out: str | os.PathLike, files: Iterable[CorpusFile] | None = None) -> dict:
+    """Build the index database at ``out`` (atomically) and return its build statistics.
+
+    Config keys (``verifier.local``): corpus, dirs, extensions, case_sensitive,
+    max_file_bytes, max_files, max_bytes, compress. Files over ``max_file_bytes`` (GitHub
+    indexes files under 384 KB) are skipped and counted; the corpus stops at ``max_files``
+    / ``max_bytes`` (deterministic order), so the index size is bounded.
+    """
+    case = bool(_cfg_get(local_cfg, "case_sensitive", True))
+    max_file = int(_cfg_get(local_cfg, "max_file_bytes", 393216))
+    max_files = int(_cfg_get(local_cfg, "max_files", 0)) or None
+    max_bytes = int(_cfg_get(local_cfg, "max_bytes", 0)) or None
+    compress = bool(_cfg_get(local_cfg, "compress", True))
+    files = corpus_files(local_cfg) if files is None else files
+
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.unlink(missing_ok=True)
+    con = sqlite3.connect(tmp)
+    t0 = time.perf_counter()
+    stats = {"files": 0, "bytes": 0, "repos": 0, "skipped_large": 0, "skipped_unreadable": 0,
+             "decode_errors": 0, "truncated": False}
+    try:
+        con.executescript(f"""
+            PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=4096;
+            CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
+            CREATE TABLE repos(id INTEGER PRIMARY KEY, name TEXT UNIQUE);
+            CREATE TABLE files(id INTEGER PRIMARY KEY, repo_id INTEGER, path TEXT, size INTEGER, content BLOB);
+            CREATE VIRTUAL TABLE grams USING fts5(body, tokenize="trigram case_sensitive {1 if case else 0}",
+                                                 detail=none, content='');
+        """)
+        repo_ids: dict[str, int] = {}
+        batch: list[tuple] = []
+
+        def flush():
+            con.executemany("INSERT INTO files(id, repo_id, path, size, content) VALUES (?,?,?,?,?)",
+                            [(i, r, p, s, c) for i, r, p, s, c, _ in batch])
+            con.executemany("INSERT INTO grams(rowid, body) VALUES (?, ?)", [(i, t) for i, *_x, t in batch])
+            batch.clear()
+
+        for f in files:
+            try:
+                size = f.abspath.stat().st_size
+                if size > max_file:
+                    stats["skipped_large"] += 1
+                    continue
+                if max_files and stats["files"] >= max_files or max_bytes and stats["bytes"] + size > max_bytes:
+                    stats["truncated"] = True
+                    break
+                raw = f.abspath.read_bytes()
+            except OSError:
+                stats["skipped_unreadable"] += 1
+                continue
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                text = raw.decode("utf-8", errors="replace")
+                stats["decode_errors"] += 1
+            rid = repo_ids.get(f.repo)
+            if rid is None:
+                rid = repo_ids[f.repo] = len(repo_ids) + 1
+                con.execute("INSERT INTO repos(id, name) VALUES (?, ?)", (rid, f.repo))
+            stats["files"] += 1
+            stats["bytes"] += len(raw)
+            enc = text.encode("utf-8")
+            content = zlib.compress(enc, 6) if compress else enc
+            batch.append((stats["files"], rid, f.path, len(raw), content, text))
+            if len(batch) >= 500:
+                flush()
+        if batch:
+            flush()
+        stats["repos"] = len(repo_ids)
+        con.execute("INSERT INTO grams(grams) VALUES ('optimize')")
+        meta = {"schema_version": SCHEMA_VERSION, "case_sensitive": case, "compress": compress,
+                "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "corpus": str(_cfg_get(local_cfg, "corpus", "site-packages")), "stats": stats}
+        con.executemany("INSERT INTO meta VALUES (?, ?)", [(k, json.dumps(v)) for k, v in meta.items()])
+        con.commit()
+        con.execute("VACUUM")
+        con.close()
+        os.replace(tmp, out)
+    except BaseException:
+        con.close()
+        tmp.unlink(missing_ok=True)
+        raise
+    stats["seconds"] = round(time.perf_counter() - t0, 3)
+    stats["db_bytes"] = out.stat().st_size
+    return stats
+
+
+def trigrams(value: str) -> list[str]:
+    return [value[i:i + 3] for i in range(len(value) - 2)]
+
+
+def _phrase(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+class LocalIndex:
+    """Exact substring search over an index built by :func:`build_index`."""
+
+    engine = "local-fts5-trigram"
+
+    def __init__(self, path: str | os.PathLike, max_hits_listed: int = 100, probe_terms: int = 4):
+        self.path = Path(path)
+        if not self.path.exists():
+            raise DataError(f"corpus index {self.path} not found: run the index stage (dvc repro index, "
+                            f"or python -m stages.index)")
+        self.con = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
+        meta = {k: json.loads(v) for k, v in self.con.execute("SELECT key, value FROM meta")}
+        if meta.get("schema_version") != SCHEMA_VERSION:
+            raise DataError(f"corpus index {self.path} has schema {meta.get('schema_version')}, expected "
+                            f"{SCHEMA_VERSION}: rebuild it with the index stage")
+        self.meta = meta
+        self.case_sensitive = bool(meta["case_sensitive"])
+        self.compress = bool(meta["compress"])
+        self.max_hits_listed = max_hits_listed
+        self.probe_terms = probe_terms
+        self.con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING fts5vocab(main, grams, 'row')")
+        self.repo_names = dict(self.con.execute("SELECT id, name FROM repos"))
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _norm(self, s: str) -> str:
+        return s if self.case_sensitive else s.lower()
+
+    def _doc_freq(self, term: str) -> int:
+        row = self.con.execute("SELECT doc FROM temp.vocab WHERE term = ?", (term,)).fetchone()
+        return row[0] if row else 0
+
+    def search(self, value: str) -> dict:
+        """``{k, repo_ids, repos, paths, outcome, query, engine, searched_at}``; ``outcome`` is
+        ``searched`` or ``unverifiable`` (value shorter than 3 characters)."""
+        now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        base = {"query": mask(value), "engine": self.engine, "searched_at": now}
+        if value is None or len(value) < MIN_QUERY_CHARS:
+            return {**base, "k": None, "repo_ids": [], "repos": [], "paths": [], "outcome": "unverifiable",
+                    "reason": f"value shorter than {MIN_QUERY_CHARS} characters: no trigram to search"}
+        needle = self._norm(value)
+        grams = sorted(set(trigrams(needle)))
+        # sqlite folds case itself when case_sensitive=0; the vocab holds folded trigrams
+        freqs = [(self._doc_freq(g), g) for g in grams]
+        freqs.sort()
+        if freqs[0][0] == 0:
+            return {**base, "k": 0, "repo_ids": [], "repos": [], "paths": [], "outcome": "searched"}
+        probe = [g for _, g in freqs[: self.probe_terms]]
+        q = " AND ".join(_phrase(g) for g in probe)
+        ids = [r[0] for r in self.con.execute("SELECT rowid FROM grams WHERE grams MATCH ?", (q,))]
+        hits: list[tuple[int, str]] = []
+        for i in ids:
+            repo_id, path, content = self.con.execute(
+                "SELECT repo_id, path, content FROM files WHERE id = ?", (i,)).fetchone()
+            text = (zlib.decompress(content) if self.compress else content).decode("utf-8")
+            if needle in self._norm(text):
+                hits.append((repo_id, path))
+        repo_ids = sorted({r for r, _ in hits})
+        return {**base, "k": len(hits), "repo_ids": repo_ids, "repos": [self.repo_names[r] for r in repo_ids],
+                "paths": [f"{self.repo_names[r]}/{p}" for r, p in hits[: self.max_hits_listed]],
+                "outcome": "searched"}
+
+    def lines(self, value: str, limit: int = 5) -> list[dict]:
+        """The matching lines of the first hits (raw: mask them before display)."""
+        res = self.search(value)
+        out = []
+        needle = self._norm(value)
+        for full in res["paths"]:
+            repo, _, path = full.partition("/")
+            rid = next(k for k, v in self.repo_names.items() if v == repo)
+            content = self.con.execute("SELECT content FROM files WHERE repo_id = ? AND path = ?",
+                                       (rid, path)).fetchone()[0]
+            text = (zlib.decompress(content) if self.compress else content).decode("utf-8")
+            for n, line in enumerate(text.splitlines(), 1):
+                if needle in self._norm(line):
+                    out.append({"path": full, "line": n, "text": line.strip()[:300]})
+                    if len(out) >= limit:
+                        return out
+        return out

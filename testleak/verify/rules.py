@@ -1,0 +1,368 @@
+"""Format rules: attribute-specific structural checks on candidate values (paper Sec. 4.3).
+
+The paper's judge "rejects items with invalid formats or clearly implausible semantics"
+and the final leakage set must "satisfy the attribute-specific structural constraints".
+These deterministic rules implement the structural half with well-kept libraries:
+email syntax by ``email-validator`` (no DNS), phone validity by ``phonenumbers``, card
+numbers by the Luhn check of ``python-stdnum`` plus issuer prefixes (IIN) and lengths,
+SSN / Chinese resident ID / Aadhaar / IBAN / BIC checksums by ``python-stdnum``, dates of
+birth by ``dateutil`` (1900..today), and entropy and shape for keys, tokens and passwords.
+Placeholders (documentation domains, fictional 555 numbers, test cards, ``John Doe``,
+``changeme``, ``<...>``, repeated or sequential runs, ...) come from
+``testleak/resources/placeholders.yaml``.
+
+``check(attribute, value) -> {"ok": bool, "reason": str}``; reasons never contain the
+raw value.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from datetime import date
+from functools import lru_cache
+from importlib import resources
+from typing import Callable
+
+import yaml
+
+from ..errors import ConfigError
+
+PHONE_REGIONS = ("US", "CN", "GB", "DE", "IN", "FR", "JP", "CA", "AU")
+
+# Card networks: (name, IIN prefixes or ranges, allowed lengths). From the networks'
+# published IIN tables (ISO/IEC 7812 registrations as listed by the card schemes).
+_CARD_NETWORKS = [
+    ("visa", [("4", "4")], (13, 16, 19)),
+    ("mastercard", [("51", "55"), ("2221", "2720")], (16,)),
+    ("amex", [("34", "34"), ("37", "37")], (15,)),
+    ("discover", [("6011", "6011"), ("644", "649"), ("65", "65"), ("622126", "622925")], (16, 17, 18, 19)),
+    ("jcb", [("3528", "3589")], (16, 17, 18, 19)),
+    ("diners", [("300", "305"), ("36", "36"), ("38", "39")], (14, 15, 16, 17, 18, 19)),
+    ("unionpay", [("62", "62")], (16, 17, 18, 19)),
+    ("maestro", [("50", "50"), ("56", "58"), ("6", "6")], (12, 13, 14, 15, 16, 17, 18, 19)),
+]
+
+_VENDOR_KEY = re.compile(
+    r"^(sk-[A-Za-z0-9_\-]{16,}|sk_(live|test)_[A-Za-z0-9]{16,}|pk_(live|test)_[A-Za-z0-9]{16,}|"
+    r"AKIA[0-9A-Z]{16}|ASIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|"
+    r"xox[abpors]-[A-Za-z0-9\-]{10,}|AIza[0-9A-Za-z_\-]{35}|0x[0-9a-fA-F]{40,64}|"
+    r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*)$", re.S)
+_JWT = re.compile(r"^eyJ[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]*$")
+
+
+def _result(ok: bool, reason: str) -> dict:
+    return {"ok": bool(ok), "reason": reason}
+
+
+@lru_cache(maxsize=4)
+def load_placeholders(path: str | None = None) -> dict:
+    """The placeholder lists (``values``, ``email_domains``, ``test_cards``, ``patterns``)."""
+    if path:
+        text = open(path, encoding="utf-8").read()
+    else:
+        text = resources.files("testleak.resources").joinpath("placeholders.yaml").read_text(encoding="utf-8")
+    data = yaml.safe_load(text)
+    try:
+        return {
+            "values": {str(v).strip().lower() for v in data["values"]},
+            "email_domains": {str(v).lower() for v in data["email_domains"]},
+            "test_cards": {str(v) for v in data["test_cards"]},
+            "patterns": [(p["name"], re.compile(p["regex"], re.I)) for p in data["patterns"]],
+        }
+    except (KeyError, TypeError, re.error) as e:
+        raise ConfigError(f"placeholder list {path or 'placeholders.yaml'} is malformed ({e}); "
+                          f"it needs values, email_domains, test_cards and patterns[{{name, regex}}]") from None
+
+
+def shannon_entropy(s: str) -> float:
+    """Bits per character of the character distribution of ``s``."""
+    if not s:
+        return 0.0
+    n = len(s)
+    return -sum(c / n * math.log2(c / n) for c in Counter(s).values())
+
+
+def _is_repeated(s: str) -> bool:
+    core = re.sub(r"[\s\-_.()/+]", "", s)
+    if len(core) >= 3 and len(set(core)) == 1:
+        return True
+    # a short unit repeated: abcabcabc, 121212
+    for k in range(1, 4):
+        if len(core) >= 2 * k + 2 and len(core) % k == 0 and core == core[:k] * (len(core) // k):
+            return True
+    return False
+
+
+def _is_sequential(s: str, min_len: int = 6) -> bool:
+    """Digits (or letters) running up or down by one, e.g. 123456789, 987654, abcdef."""
+    core = re.sub(r"[\s\-_.()/+]", "", s).lower()
+    if len(core) < min_len or not (core.isdigit() or core.isalpha()):
+        return False
+    steps = {ord(b) - ord(a) for a, b in zip(core, core[1:])}
+    if core.isdigit():
+        steps = {(ord(b) - ord(a)) % 10 for a, b in zip(core, core[1:])}
+        return steps <= {1} or steps <= {9}
+    return steps <= {1} or steps <= {-1}
+
+
+def placeholder_reason(value: str, attribute: str | None = None) -> str | None:
+    """Why ``value`` is a placeholder, or None."""
+    ph = load_placeholders()
+    v = value.strip()
+    low = v.lower()
+    if not v:
+        return "empty value"
+    if low in ph["values"]:
+        return "well-known placeholder value"
+    digits = re.sub(r"\D", "", v)
+    if digits and digits in ph["test_cards"] and len(digits) >= 12:
+        return "well-known test card number"
+    if "@" in v:
+        domain = low.rsplit("@", 1)[1].strip()
+        for d in ph["email_domains"]:
+            if domain == d or domain.endswith("." + d):
+                return f"reserved/documentation email domain ({d})"
+    for name, rx in ph["patterns"]:
+        if rx.search(v):
+            return f"placeholder pattern {name}"
+    if _is_repeated(v):
+        return "repeated characters"
+    if _is_sequential(v):
+        return "sequential characters"
+    return None
+
+
+# ---------------------------------------------------------------- per attribute
+
+def _email(v: str) -> dict:
+    from email_validator import EmailNotValidError, validate_email
+
+    try:
+        validate_email(v, check_deliverability=False)
+    except EmailNotValidError as e:
+        return _result(False, f"invalid email syntax: {type(e).__name__}")
+    return _result(True, "valid email syntax")
+
+
+def _phone(v: str) -> dict:
+    import phonenumbers
+
+    if not re.fullmatch(r"[\d\s+\-().]{6,25}", v):
+        return _result(False, "not phone-shaped (digits with + - ( ) spaces only)")
+    regions = (None,) if v.strip().startswith("+") else PHONE_REGIONS
+    for r in regions:
+        try:
+            n = phonenumbers.parse(v, r)
+        except phonenumbers.NumberParseException:
+            continue
+        if phonenumbers.is_valid_number(n):
+            return _result(True, f"valid phone number ({phonenumbers.region_code_for_number(n)})")
+    return _result(False, "not a valid phone number in any known numbering plan")
+
+
+def card_network(digits: str) -> str | None:
+    for name, ranges, lengths in _CARD_NETWORKS:
+        if len(digits) not in lengths:
+            continue
+        for lo, hi in ranges:
+            p = digits[: len(lo)]
+            if lo <= p <= hi:
+                return name
+    return None
+
+
+def _credit_card(v: str) -> dict:
+    from stdnum import luhn
+
+    s = v.strip()
+    if re.fullmatch(r"\d{3,4}", s):
+        return _result(True, "CVV-shaped")
+    if re.fullmatch(r"(0[1-9]|1[0-2])\s*/\s*(\d{2}|\d{4})", s):
+        return _result(True, "expiry-shaped (MM/YY)")
+    if not re.fullmatch(r"[\d\s\-]{12,23}", s):
+        return _result(False, "not a card number (12-19 digits with optional spaces/dashes)")
+    digits = re.sub(r"\D", "", s)
+    if not 12 <= len(digits) <= 19:
+        return _result(False, f"card number with {len(digits)} digits (12-19 expected)")
+    if not luhn.is_valid(digits):
+        return _result(False, "fails the Luhn check")
+    net = card_network(digits)
+    if net is None:
+        return _result(False, "Luhn-valid but no known issuer prefix (IIN) for this length")
+    return _result(True, f"Luhn-valid {net} number")
+
+
+def _identity(v: str) -> dict:
+    from stdnum.cn import ric
+    from stdnum.in_ import aadhaar
+    from stdnum.us import ssn
+
+    s = v.strip()
+    if re.fullmatch(r"\d{3}-?\d{2}-?\d{4}", s):
+        return _result(True, "valid US SSN") if ssn.is_valid(s) else _result(False, "SSN-shaped but invalid (stdnum us.ssn)")
+    if re.fullmatch(r"\d{17}[\dXx]", s):
+        return _result(True, "valid Chinese resident ID") if ric.is_valid(s) else _result(False, "RIC-shaped but checksum fails")
+    if re.fullmatch(r"\d{4}\s?\d{4}\s?\d{4}", s):
+        return _result(True, "valid Aadhaar number") if aadhaar.is_valid(s) else _result(False, "Aadhaar-shaped but checksum fails")
+    if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9\-/ ]{4,22}[A-Za-z0-9]", s) and re.search(r"\d", s):
+        return _result(True, "identifier-shaped (letters/digits, 6-24 chars)")
+    return _result(False, "not an identity number shape (6-24 letters/digits with at least one digit)")
+
+
+def _bank(v: str) -> dict:
+    from stdnum import bic, iban
+
+    s = v.strip()
+    if re.fullmatch(r"[A-Za-z]{2}\d{2}[A-Za-z0-9 ]{10,32}", s):
+        return _result(True, "valid IBAN") if iban.is_valid(s) else _result(False, "IBAN-shaped but checksum fails")
+    if re.fullmatch(r"[A-Z]{6}[A-Z0-9]{2}([A-Z0-9]{3})?", s):
+        return _result(True, "valid BIC") if bic.is_valid(s) else _result(False, "BIC-shaped but invalid")
+    if re.fullmatch(r"[\d\s\-]{6,34}", s):
+        n = len(re.sub(r"\D", "", s))
+        return _result(6 <= n <= 20, "account/routing number shape" if 6 <= n <= 20 else f"{n} digits is no account number")
+    if re.fullmatch(r"[-+]?[$€£¥]?\s?\d[\d,]*(\.\d{1,2})?", s):
+        return _result(True, "amount/balance shape")
+    if len(s) >= 4 and re.search(r"[A-Za-z]", s):
+        return _result(True, "statement text")
+    return _result(False, "no banking detail shape")
+
+
+def _dob(v: str, today: date | None = None) -> dict:
+    from dateutil import parser
+
+    s = v.strip()
+    if not re.search(r"\d{4}|\b\d{1,2}[/.\-]\d{1,2}[/.\-]\d{2}\b", s):
+        return _result(False, "no year in the date")
+    try:
+        d = parser.parse(s, default=None, fuzzy=False).date()
+    except (ValueError, OverflowError, TypeError, parser.ParserError):
+        return _result(False, "not a parseable calendar date")
+    today = today or date.today()
+    if not date(1900, 1, 1) <= d <= today:
+        return _result(False, "date outside 1900..today")
+    return _result(True, "plausible date of birth")
+
+
+def _high_entropy(v: str, min_len: int, min_entropy: float, what: str) -> dict:
+    s = v.strip()
+    if _VENDOR_KEY.match(s):
+        return _result(True, f"{what} with a known vendor key format")
+    if _JWT.match(s):
+        return _result(True, f"{what} in JWT shape")
+    if len(s) < min_len:
+        return _result(False, f"{what} too short ({len(s)} < {min_len} chars)")
+    if re.search(r"\s", s) and len(s.split()) < 12:
+        return _result(False, f"{what} contains spaces")
+    if len(s.split()) >= 12 and all(w.isalpha() and w.islower() for w in s.split()):
+        return _result(True, "mnemonic seed phrase shape (12+ lowercase words)")
+    e = shannon_entropy(s)
+    if e < min_entropy:
+        return _result(False, f"low entropy ({e:.2f} < {min_entropy} bits/char)")
+    return _result(True, f"high-entropy string ({e:.2f} bits/char, {len(s)} chars)")
+
+
+def _secret_key(v: str) -> dict:
+    return _high_entropy(v, 16, 3.0, "key")
+
+
+def _auth_token(v: str) -> dict:
+    s = v.strip()
+    if re.fullmatch(r"\d{4,8}", s):
+        return _result(True, "PIN/OTP shape (4-8 digits)")
+    return _high_entropy(s, 16, 3.0, "token")
+
+
+def _password(v: str) -> dict:
+    s = v.strip()
+    if not 6 <= len(s) <= 128:
+        return _result(False, f"password length {len(s)} outside 6..128")
+    if re.search(r"\s", s) and len(s.split()) < 3:
+        return _result(False, "password contains whitespace")
+    classes = sum(bool(re.search(p, s)) for p in (r"[a-z]", r"[A-Z]", r"\d", r"[^A-Za-z0-9]"))
+    return _result(True, f"password-shaped ({len(s)} chars, {classes} character classes)")
+
+
+def _username(v: str) -> dict:
+    s = v.strip()
+    if re.fullmatch(r"[\w.\-@+]{3,40}", s, re.U):
+        return _result(True, "user-name shape")
+    return _result(False, "not a user name (3-40 letters, digits, . _ - @ +)")
+
+
+def _name(v: str) -> dict:
+    s = v.strip()
+    if re.fullmatch(r"[^\W\d_]{2,}", s) and not s.isascii():
+        return _result(True, "single-token non-Latin name")
+    parts = s.replace(",", " ").split()
+    if not 2 <= len(parts) <= 5:
+        return _result(False, "a person's name has 2-5 parts")
+    if not all(re.fullmatch(r"[^\W\d_]+(?:['’\-][^\W\d_]+)*\.?", p) for p in parts):
+        return _result(False, "name parts must be letters")
+    if not all(p[0].isupper() for p in parts if p[0].isalpha() and p[0].lower() != p[0].upper()):
+        return _result(False, "name parts are not capitalised")
+    return _result(True, "person-name shape")
+
+
+def _address(v: str) -> dict:
+    s = v.strip()
+    if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9 \-]{2,9}", s) and re.search(r"\d", s):
+        return _result(True, "postal-code shape")
+    if len(s) < 3 or not re.search(r"[^\W\d_]", s):
+        return _result(False, "no letters in the address")
+    if re.search(r"\d", s) and len(s) >= 8:
+        return _result(True, "street address shape (number and words)")
+    if re.fullmatch(r"[^\W\d_][^\W\d_ .'\-]*( [^\W\d_][^\W\d_.'\-]*){0,3}", s):
+        return _result(True, "place-name shape")
+    return _result(False, "not an address shape")
+
+
+def _free_text(v: str) -> dict:
+    s = v.strip()
+    if len(s) < 2 or not re.search(r"[^\W\d_]", s):
+        return _result(False, "free text needs at least 2 characters with a letter")
+    return _result(True, "free text")
+
+
+def _biometric(v: str) -> dict:
+    s = v.strip()
+    if re.fullmatch(r"[0-9a-fA-F]{16,}|[A-Za-z0-9+/=_\-]{24,}", s):
+        return _high_entropy(s, 16, 3.0, "biometric template/hash")
+    return _free_text(s)
+
+
+RULES: dict[str, Callable[[str], dict]] = {
+    "name": _name,
+    "address": _address,
+    "email": _email,
+    "phone": _phone,
+    "date_of_birth": _dob,
+    "identity": _identity,
+    "medical_record": _free_text,
+    "bank_statement": _bank,
+    "political": _free_text,
+    "password": _password,
+    "auth_token": _auth_token,
+    "secret_key": _secret_key,
+    "credit_card": _credit_card,
+    "username": _username,
+    "biometric": _biometric,
+}
+
+
+def check(attribute: str, value: str) -> dict:
+    """Structural verdict for one candidate: ``{"ok": bool, "reason": str}``.
+
+    Placeholders fail first (reason names the list entry kind, never the value), then the
+    attribute's format rule decides. Unknown attributes raise ConfigError listing the known.
+    """
+    rule = RULES.get(attribute)
+    if rule is None:
+        raise ConfigError(f"no format rule for attribute {attribute!r}; known: {', '.join(sorted(RULES))}")
+    if not isinstance(value, str):
+        return _result(False, f"value is {type(value).__name__}, not a string")
+    why = placeholder_reason(value, attribute)
+    if why:
+        return _result(False, f"placeholder: {why}")
+    return rule(value)
