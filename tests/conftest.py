@@ -1,0 +1,41 @@
+"""Shared fixtures: the composed default config and the real embedded model gateway."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("DVC_NO_ANALYTICS", "1")
+
+from testleak.config import ROOT, compose_dict  # noqa: E402
+from testleak.paths import Paths  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def params() -> dict:
+    """The default composition of conf/ (what params.yaml holds)."""
+    return compose_dict()
+
+
+@pytest.fixture(scope="session")
+def taxonomy(params):
+    from testleak.taxonomy import Taxonomy
+
+    return Taxonomy.from_config(params)
+
+
+@pytest.fixture(scope="session")
+def local_gateway(params, tmp_path_factory):
+    """The embedded Qwen2.5-Coder-0.5B model through the real gateway and xllamacpp server.
+
+    The model file is assembled in the project's .cache/models (shared, checked by sha256);
+    the response cache is fresh for the test session.
+    """
+    from testleak.llm import open_gateway
+
+    cache = tmp_path_factory.mktemp("llm-cache")
+    with open_gateway(params["model"], Paths(ROOT), cache_dir=cache, log_path=cache / "calls.jsonl") as gw:
+        yield gw

@@ -1,0 +1,88 @@
+"""A real local HTTP server that speaks the OpenAI chat-completions protocol.
+
+Stands in for hosted APIs (OpenAI, DeepSeek) that cannot be reached here. Each request
+pops the next scripted behaviour; with the script empty it answers normally. Requests are
+counted and recorded (path, headers, JSON body) for assertions.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+def completion_body(text: str, model: str = "fake-model", prompt_tokens: int = 7, completion_tokens: int = 3,
+                    logprobs: list[float] | None = None) -> dict:
+    choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+    if logprobs is not None:
+        choice["logprobs"] = {"content": [{"token": f"t{i}", "logprob": lp, "bytes": None, "top_logprobs": []}
+                                          for i, lp in enumerate(logprobs)]}
+    return {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()), "model": model,
+            "choices": [choice],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                      "total_tokens": prompt_tokens + completion_tokens}}
+
+
+class FakeOpenAI:
+    """Scripted behaviours: dicts with ``status`` (int), ``headers`` (dict), ``body``
+    (dict or raw str), ``delay`` (seconds before answering)."""
+
+    def __init__(self):
+        self.script: list[dict] = []
+        self.requests: list[dict] = []
+        self.times: list[float] = []
+        self.default_text = "ok"
+        self._lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def do_POST(self):
+                n = int(self.headers.get("content-length") or 0)
+                raw = self.rfile.read(n) if n else b""
+                try:
+                    body = json.loads(raw or b"{}")
+                except json.JSONDecodeError:
+                    body = None
+                with outer._lock:
+                    outer.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "json": body})
+                    outer.times.append(time.monotonic())
+                    step = outer.script.pop(0) if outer.script else None
+                if step is None:
+                    step = {"status": 200, "body": completion_body(outer.default_text)}
+                if step.get("delay"):
+                    time.sleep(step["delay"])
+                payload = step.get("body", {})
+                data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+                try:
+                    self.send_response(step.get("status", 200))
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    for k, v in (step.get("headers") or {}).items():
+                        self.send_header(k, str(v))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __enter__(self) -> "FakeOpenAI":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()

@@ -1,0 +1,61 @@
+"""The committed params.yaml equals the composition of conf/ defaults; every config
+group instantiates; the taxonomy reproduces the paper's Table 2 denominators."""
+
+from __future__ import annotations
+
+import yaml
+from omegaconf import OmegaConf
+
+from testleak.config import CONF_DIR, ROOT, compose, compose_dict
+from testleak.taxonomy import Taxonomy
+
+
+def test_params_yaml_equals_composition():
+    committed = (ROOT / "params.yaml").read_text(encoding="utf-8")
+    cfg = compose()
+    OmegaConf.resolve(cfg)
+    fresh = OmegaConf.to_yaml(cfg)
+    assert yaml.safe_load(committed) == yaml.safe_load(fresh), (
+        "params.yaml drifted from conf/: run `testleak params` and commit params.yaml")
+    assert committed == fresh
+
+
+def test_every_group_option_composes():
+    for group in sorted(p.name for p in CONF_DIR.iterdir() if p.is_dir()):
+        for option in sorted(p.stem for p in (CONF_DIR / group).glob("*.yaml")):
+            cfg = compose_dict([f"{group}={option}"])
+            assert group in cfg
+
+
+def test_unknown_option_fails_with_choices():
+    import pytest
+    from hydra.errors import ConfigCompositionException, MissingConfigException
+
+    with pytest.raises((ConfigCompositionException, MissingConfigException)) as ei:
+        compose(["model=nonexistent-model"])
+    assert "qwen2.5-coder-0.5b" in str(ei.value)
+
+
+def test_taxonomy_matches_paper_table2_denominators(params):
+    t = Taxonomy.from_config(params)
+    assert len(t.attributes) == 15 and len(t.scenarios) == 8
+    assert {a.category for a in t.attributes.values()} == {"identifiable", "private", "secret"}
+    scenarios_per_attr = {a: sum(a in s.attributes for s in t.scenarios.values()) for a in t.attributes}
+    # Paper Table 2 "Number of Test Cases" = (#scenarios with the attribute) x 20 x 10.
+    assert {a: n * 200 for a, n in scenarios_per_attr.items()} == {
+        "name": 400, "address": 400, "email": 600, "phone": 600, "date_of_birth": 200,
+        "identity": 400, "medical_record": 200, "bank_statement": 200, "political": 200,
+        "password": 800, "auth_token": 400, "secret_key": 400, "credit_card": 200, "username": 800,
+        "biometric": 200,
+    }
+    assert sum(scenarios_per_attr.values()) * 200 == 6000
+
+
+def test_lexicon_lookup(params):
+    t = Taxonomy.from_config(params)
+    assert t.attribute_for_name("contactEmail") == "email"
+    assert t.attribute_for_name("USER_PASSWORD") == "password"
+    assert t.attribute_for_name("billing-address") == "address"
+    assert t.attribute_for_name("dateOfBirth") == "date_of_birth"
+    assert t.attribute_for_name("color") is None
+    assert t.attribute_for_name("") is None

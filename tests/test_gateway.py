@@ -1,0 +1,198 @@
+"""Gateway behaviour against a real local HTTP server speaking the OpenAI protocol, and
+against the real embedded model."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from testleak.errors import AuthError, ConfigError, LLMError
+from testleak.llm import ChatRequest, Gateway
+from testleak.llm.ratelimit import RateLimiter
+from tests.fake_openai import FakeOpenAI, completion_body
+
+MSG = [{"role": "user", "content": "hello"}]
+
+
+def make_gateway(tmp_path, base_url, *, env="FAKE_OPENAI_KEY", retries=3, timeout=5.0, concurrency=1, rpm=None,
+                 tpm=None, monkeypatch=None):
+    if monkeypatch is not None:
+        monkeypatch.setenv(env, "sk-test")
+    cfg = {"name": "fake", "provider": "openai", "api_model": "fake-model", "base_url": base_url,
+           "api_key_env": env, "sampling": {"temperature": 0.5, "max_tokens": 16, "extra_body": {}},
+           "limits": {"concurrency": concurrency, "requests_per_minute": rpm, "tokens_per_minute": tpm,
+                      "timeout": timeout, "max_retries": retries}}
+    return Gateway(cfg, cache_dir=tmp_path / "cache", log_path=tmp_path / "calls.jsonl", backoff_base=0.05,
+                   backoff_max=0.2)
+
+
+def test_ok_then_cache_sends_nothing(tmp_path, monkeypatch):
+    with FakeOpenAI() as srv:
+        srv.default_text = "answer"
+        gw = make_gateway(tmp_path, srv.base_url, monkeypatch=monkeypatch)
+        a = gw.chat(MSG)
+        b = gw.chat(MSG)
+        c = gw.chat(MSG, sample=1)
+        assert (a.status, a.text, a.cached) == ("ok", "answer", False)
+        assert (b.text, b.cached) == ("answer", True)
+        assert c.cached is False
+        assert len(srv.requests) == 2  # the cached request sent nothing
+        sent = srv.requests[0]["json"]
+        assert sent["model"] == "fake-model" and sent["temperature"] == 0.5 and sent["max_tokens"] == 16
+        assert srv.requests[0]["headers"]["authorization"] == "Bearer sk-test"
+        # a different sampling parameter is a different cache entry
+        gw.chat(MSG, temperature=0.9)
+        assert len(srv.requests) == 3
+        gw.close()
+    log = [json.loads(x) for x in (tmp_path / "calls.jsonl").read_text().splitlines()]
+    assert [r["cached"] for r in log] == [False, True, False, False]
+    assert all("hello" not in json.dumps(r) for r in log)  # no prompt text in the call log
+
+
+def test_429_retry_after_is_honoured(tmp_path, monkeypatch):
+    with FakeOpenAI() as srv:
+        srv.script = [{"status": 429, "headers": {"retry-after": "1"}, "body": {"error": {"message": "slow down"}}}]
+        gw = make_gateway(tmp_path, srv.base_url, monkeypatch=monkeypatch)
+        c = gw.chat(MSG)
+        assert c.status == "ok" and c.attempts == 2
+        assert len(srv.requests) == 2
+        gap = srv.times[1] - srv.times[0]
+        assert 0.95 <= gap < 3.0, gap  # waited the server's retry-after, not the 0.05 s backoff
+        gw.close()
+
+
+def test_500_retried_then_clear_error_record(tmp_path, monkeypatch):
+    with FakeOpenAI() as srv:
+        srv.script = [{"status": 500, "body": {"error": {"message": "boom"}}}] * 3
+        gw = make_gateway(tmp_path, srv.base_url, retries=2, monkeypatch=monkeypatch)
+        c = gw.chat(MSG)
+        assert c.status == "error" and c.error_kind == "http_5xx"
+        assert c.attempts == 3 and len(srv.requests) == 3
+        assert "3 attempts" in c.error and "500" in c.error
+        # failures are not cached: the next call asks again and succeeds
+        c2 = gw.chat(MSG)
+        assert c2.status == "ok" and len(srv.requests) == 4
+        gw.close()
+
+
+def test_401_not_retried_names_env_var(tmp_path, monkeypatch):
+    with FakeOpenAI() as srv:
+        srv.script = [{"status": 401, "body": {"error": {"message": "bad key"}}}] * 3
+        gw = make_gateway(tmp_path, srv.base_url, env="MY_SECRET_KEY_VAR", monkeypatch=monkeypatch)
+        with pytest.raises(AuthError) as ei:
+            gw.chat(MSG)
+        assert "MY_SECRET_KEY_VAR" in str(ei.value)
+        assert "sk-test" not in str(ei.value)
+        assert len(srv.requests) == 1
+        gw.close()
+
+
+def test_404_names_model(tmp_path, monkeypatch):
+    with FakeOpenAI() as srv:
+        srv.script = [{"status": 404, "body": {"error": {"message": "no such model"}}}]
+        gw = make_gateway(tmp_path, srv.base_url, monkeypatch=monkeypatch)
+        with pytest.raises(LLMError) as ei:
+            gw.chat(MSG)
+        assert "fake-model" in str(ei.value) and len(srv.requests) == 1
+        gw.close()
+
+
+def test_missing_key_is_clear_error(tmp_path, monkeypatch):
+    monkeypatch.delenv("UNSET_KEY_VAR", raising=False)
+    with FakeOpenAI() as srv:
+        gw = make_gateway(tmp_path, srv.base_url, env="UNSET_KEY_VAR")
+        with pytest.raises(AuthError, match="UNSET_KEY_VAR"):
+            gw.chat(MSG)
+        assert srv.requests == []
+        gw.close()
+
+
+def test_slow_reply_hits_timeout(tmp_path, monkeypatch):
+    with FakeOpenAI() as srv:
+        srv.script = [{"delay": 1.5, "body": completion_body("late")}] * 2
+        gw = make_gateway(tmp_path, srv.base_url, timeout=0.4, retries=1, monkeypatch=monkeypatch)
+        t = time.monotonic()
+        c = gw.chat(MSG)
+        assert c.status == "error" and c.error_kind == "timeout" and c.attempts == 2
+        assert time.monotonic() - t < 2.5
+        gw.close()
+
+
+def test_malformed_json_is_error_record(tmp_path, monkeypatch):
+    with FakeOpenAI() as srv:
+        srv.script = [{"status": 200, "body": "{not json"}, {"status": 200, "body": {"unexpected": True}}]
+        gw = make_gateway(tmp_path, srv.base_url, monkeypatch=monkeypatch)
+        a, b = gw.chat(MSG), gw.chat(MSG, sample=1)
+        assert a.status == "error" and a.error_kind == "malformed"
+        assert b.status == "error" and b.error_kind == "malformed"
+        assert gw.stats["errors"] == 2
+        gw.close()
+
+
+def test_concurrency_and_order(tmp_path, monkeypatch):
+    with FakeOpenAI() as srv:
+        srv.script = [{"delay": 0.4, "body": completion_body(f"r{i}")} for i in range(4)]
+        gw = make_gateway(tmp_path, srv.base_url, concurrency=4, monkeypatch=monkeypatch)
+        t = time.monotonic()
+        out = gw.chat_many([ChatRequest(MSG, sample=i) for i in range(4)])
+        took = time.monotonic() - t
+        assert sorted(c.text for c in out) == ["r0", "r1", "r2", "r3"]
+        assert took < 1.2, took  # four 0.4 s requests in flight together
+        gw.close()
+
+
+def test_logprobs_exposed(tmp_path, monkeypatch):
+    with FakeOpenAI() as srv:
+        srv.script = [{"body": completion_body("abc", logprobs=[-0.5, -1.25])}]
+        gw = make_gateway(tmp_path, srv.base_url, monkeypatch=monkeypatch)
+        c = gw.chat(MSG, logprobs=True)
+        assert c.logprobs == [-0.5, -1.25]
+        assert srv.requests[0]["json"]["logprobs"] is True
+        gw.close()
+
+
+def test_rate_limiter_requests_per_window():
+    now = [0.0]
+    slept = []
+
+    def sleep(d):
+        slept.append(d)
+        now[0] += d
+
+    rl = RateLimiter(requests=2, tokens=None, window=10, clock=lambda: now[0], sleep=sleep)
+    assert rl.acquire() == 0 and rl.acquire() == 0
+    assert rl.acquire() == pytest.approx(10.0)
+    rl2 = RateLimiter(requests=None, tokens=100, window=60, clock=lambda: now[0], sleep=sleep)
+    rl2.acquire(60)
+    waited = rl2.acquire(60)
+    assert waited == pytest.approx(60.0)
+
+
+def test_unknown_provider_lists_known(tmp_path):
+    with pytest.raises(ConfigError, match="local, openai"):
+        Gateway({"name": "x", "provider": "grpc"}, cache_dir=tmp_path)
+
+
+def test_every_model_config_builds_a_gateway(tmp_path, params):
+    from testleak.config import CONF_DIR, compose_dict
+
+    names = sorted(p.stem for p in (CONF_DIR / "model").glob("*.yaml"))
+    assert {"gpt-4o", "gpt-4.1", "gpt-oss-120b", "deepseek-v3", "deepseek-r1", "qwen2.5-coder-0.5b",
+            "qwen2.5-coder-1.5b"} <= set(names)
+    for n in names:
+        cfg = compose_dict([f"model={n}", f"judge={n}"])
+        assert cfg["model"] == cfg["judge"]
+        gw = Gateway(cfg["model"], cache_dir=tmp_path / n)
+        assert gw.identity["api_model"]
+        gw.close()
+
+
+@pytest.mark.slow
+def test_embedded_model_answers(local_gateway):
+    c = local_gateway.chat([{"role": "user", "content": "Reply with the word pong."}], max_tokens=8)
+    assert c.status == "ok", c.error
+    assert c.text.strip() and c.usage["completion_tokens"] > 0
+    again = local_gateway.chat([{"role": "user", "content": "Reply with the word pong."}], max_tokens=8)
+    assert again.cached and again.text == c.text
