@@ -1,0 +1,41 @@
+"""Confirmed instances against the number of responses (paper Fig. 1).
+
+Responses are taken in their file order (the order the responses stage produced them);
+``error`` responses are skipped (not model responses, as in :mod:`.leakage`). Row i gives,
+per category and for ``all``, the cumulative number of confirmed instances (records, as
+in Table 2's "Confirmed") among the first i responses.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Iterable, Mapping
+
+from .records import check_attribute, confirmed_only, response_status
+
+
+def cumulative_confirmed(responses: Iterable[Mapping], confirmed: Iterable[Mapping], taxonomy) -> list[dict]:
+    attrs = list(taxonomy.attributes)
+    cat_of = {a: taxonomy.category_of(a) for a in attrs}
+    per_resp: dict[str, Counter] = defaultdict(Counter)
+    seen: set = set()
+    for rec in confirmed_only(confirmed):
+        cid = rec.get("candidate_id")
+        if cid in seen:
+            continue
+        seen.add(cid)
+        a = check_attribute(rec.get("attribute"), attrs, f"confirmed {cid!r}")
+        per_resp[rec.get("response_id")][cat_of[a]] += 1
+    cats = list(taxonomy.categories)
+    run = Counter()
+    rows = []
+    i = 0
+    for r in responses:
+        if response_status(r) == "error":
+            continue
+        i += 1
+        run.update(per_resp.get(r.get("id"), Counter()))
+        row = {"responses": i, **{c: run[c] for c in cats}}
+        row["all"] = sum(run[c] for c in cats)
+        rows.append(row)
+    return rows
