@@ -1,0 +1,57 @@
+"""Stage ``questions``: scenario-grounded code-generation questions (paper Sec. 4.1, Fig. 6).
+
+    python -m stages.questions
+
+Reads params: taxonomy, questioner, experiment.scenarios, experiment.questions_per_scenario.
+Writes data/questions/questions.jsonl (question/1) and data/questions/stats.json (per
+scenario: requests, tasks received and kept, shortfall, gateway errors; no raw values).
+Exits 1 when a scenario got no question at all.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from omegaconf import OmegaConf
+
+from testleak.config import load_params
+from testleak.elicit import generate_questions
+from testleak.errors import TestleakError
+from testleak.llm import open_gateway
+from testleak.paths import Paths
+from testleak.records import write_json, write_jsonl
+from testleak.taxonomy import Taxonomy
+
+
+def stats_path(paths: Paths):
+    return paths.questions.parent / "stats.json"
+
+
+def main(argv: list[str] | None = None) -> int:
+    paths = Paths()
+    params = OmegaConf.to_container(load_params(), resolve=True)
+    tax = Taxonomy.from_config(params)
+    exp = params["experiment"]
+    with open_gateway(params["questioner"], paths=paths) as gw:
+        questions, stats = generate_questions(tax, exp["scenarios"], int(exp["questions_per_scenario"]), gw)
+    n = write_jsonl(paths.questions, questions, kind="question")
+    write_json(stats_path(paths), {"questioner": params["questioner"]["name"],
+                                   "scenarios": [s.to_dict() for s in stats], "questions": n})
+    for s in stats:
+        msg = f"questions: {s.scenario}: {s.kept}/{s.requested} in {s.attempts} requests"
+        if s.shortfall:
+            msg += f" (SHORT by {s.shortfall}; {len(s.errors)} gateway errors)"
+        print(msg, file=sys.stderr)
+    empty = [s.scenario for s in stats if s.kept == 0]
+    if empty:
+        print(f"questions: no question for scenario(s) {', '.join(empty)}; see {stats_path(paths)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except TestleakError as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)

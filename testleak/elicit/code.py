@@ -1,0 +1,116 @@
+"""Code blocks in an LLM answer (paper Sec. 4.2, step 1-2 of Fig. 2: c = LLM_test(q)).
+
+Fenced blocks are found with markdown-it (CommonMark; an unclosed fence, as when
+``max_tokens`` cuts the answer, runs to the end of the text).  The language comes from
+the fence's info string (aliases normalised: ``py`` -> python, ``js`` -> javascript,
+``c#`` -> csharp, ...) or, when the fence has none, is guessed: Python when ``ast`` parses
+it and it defines something, else distinctive keywords (``<?php``, ``package main``,
+``using System``, ``public class``, type annotations, ``function``/``=>``).  An answer with
+no fence at all is taken as one block only when it parses as Python with a definition or
+the keyword guess names a language (the model was told "Provide the code ONLY").
+Blocks in non-programming languages (shell, JSON, YAML, SQL, output) are dropped.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+from markdown_it import MarkdownIt
+
+LANG_ALIASES = {
+    "py": "python", "python": "python", "python3": "python", "py3": "python", "pycon": "python",
+    "js": "javascript", "javascript": "javascript", "jsx": "javascript", "node": "javascript",
+    "nodejs": "javascript", "mjs": "javascript",
+    "ts": "typescript", "typescript": "typescript", "tsx": "typescript",
+    "java": "java",
+    "go": "go", "golang": "go",
+    "cs": "csharp", "c#": "csharp", "csharp": "csharp",
+    "php": "php",
+    "rb": "ruby", "ruby": "ruby", "kt": "kotlin", "kotlin": "kotlin", "rs": "rust", "rust": "rust",
+    "swift": "swift", "c": "c", "cpp": "cpp", "c++": "cpp", "cc": "cpp", "scala": "scala",
+    "sol": "solidity", "solidity": "solidity", "dart": "dart", "lua": "lua", "perl": "perl",
+}
+
+NON_CODE = {
+    "bash", "sh", "shell", "zsh", "console", "shell-session", "powershell", "ps1", "bat", "cmd",
+    "json", "jsonc", "yaml", "yml", "toml", "ini", "xml", "html", "css", "scss", "markdown", "md",
+    "text", "txt", "plaintext", "plain", "output", "sql", "mysql", "postgresql", "csv", "diff",
+    "dockerfile", "makefile", "env", "properties", "graphql", "http", "log",
+}
+
+_md = MarkdownIt("commonmark")
+
+
+@dataclass(frozen=True)
+class CodeBlock:
+    language: str  # normalised name, or "unknown"
+    code: str
+    fenced: bool
+    index: int
+
+
+def normalize_language(tag: str | None) -> str | None:
+    """Fence info string -> language name; ``None`` for none, the tag itself if unknown."""
+    if not tag:
+        return None
+    t = tag.strip().split()[0].strip("{}.").lower() if tag.strip() else ""
+    if not t:
+        return None
+    return LANG_ALIASES.get(t, t)
+
+
+_KEYWORDS: list[tuple[str, re.Pattern]] = [
+    ("php", re.compile(r"<\?php|\$this->|\bfunction\s+\w+\s*\(\s*(?:\??\w+\s+)?\$\w+")),
+    ("go", re.compile(r"^\s*package\s+\w+\s*$|\bfunc\s+(?:\([^)]*\)\s*)?\w+\s*\(|:=", re.M)),
+    ("csharp", re.compile(r"^\s*using\s+System|\bnamespace\s+[\w.]+\s*\{?|Console\.Write|\{\s*get;\s*set;\s*\}|\bpublic\s+(?:async\s+)?(?:Task|string|bool|void)\s+[A-Z]\w*\s*\(", re.M)),
+    ("java", re.compile(r"^\s*import\s+java\.|System\.out\.|\bpublic\s+(?:static\s+)?(?:final\s+)?class\s+\w+|\bprivate\s+(?:final\s+)?String\s+\w+\s*;|@Override", re.M)),
+    ("typescript", re.compile(r"\binterface\s+\w+\s*\{|\w\s*:\s*(?:string|number|boolean)\b[^:]|\btype\s+\w+\s*=|\bexport\s+(?:default\s+)?(?:async\s+)?function\s+\w+\s*\([^)]*:\s*\w")),
+    ("javascript", re.compile(r"\bfunction\s+\w+\s*\(|=>|\bconst\s+\w+\s*=|\blet\s+\w+\s*=|console\.log|module\.exports|require\(")),
+    ("ruby", re.compile(r"^\s*def\s+\w+[?!]?(?:\(.*\))?\s*$[\s\S]*^\s*end\s*$", re.M)),
+]
+
+
+def _python_defines(code: str) -> bool:
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return False
+    return any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) for n in tree.body)
+
+
+def guess_language(code: str) -> str:
+    """Best guess of a block's language, ``unknown`` when nothing fits."""
+    if _python_defines(code):
+        return "python"
+    if re.search(r"^\s*(?:async\s+)?def\s+\w+\s*\(.*\)\s*(?:->\s*[^:]+)?:\s*$", code, re.M):
+        return "python"  # truncated or slightly broken Python
+    for lang, pat in _KEYWORDS:
+        if pat.search(code):
+            return lang
+    return "unknown"
+
+
+def extract_code_blocks(text: str) -> list[CodeBlock]:
+    """Programming-language code blocks of an answer, in order (see module docstring)."""
+    text = text or ""
+    blocks: list[CodeBlock] = []
+    fences = [t for t in _md.parse(text) if t.type in ("fence", "code_block")]
+    for tok in fences:
+        code = tok.content
+        if not code.strip():
+            continue
+        lang = normalize_language(tok.info) if tok.type == "fence" else None
+        if lang in NON_CODE:
+            continue
+        if lang is None:
+            lang = guess_language(code)
+            if lang == "unknown" and tok.type == "code_block":
+                continue  # an indented paragraph, not code
+        blocks.append(CodeBlock(lang, code, True, len(blocks)))
+    if not fences and text.strip():
+        lang = guess_language(text)
+        if lang != "unknown":
+            blocks.append(CodeBlock(lang, text.strip("\n") + "\n", False, 0))
+    return blocks

@@ -1,0 +1,255 @@
+"""Model responses for a run (paper Sec. 4.2, appendix B.2, Fig. 7; ablations Sec. 6.4).
+
+For method ``ours`` every question q goes through two turns with the test LLM:
+
+1. c = LLM_test(code_prompt(q)); code blocks are extracted and G(c) selected
+   (:mod:`.code`, :mod:`.functions`), keeping ``experiment.functions_per_response``.
+2. tau = LLM_test(prompt(g, Lambda(a))): the conversation continues with g shown as the
+   assistant's code and the Fig. 7 test request for K = ``experiment.tests_per_function``
+   tests, plus hints sampled from the run's privacy feature library for g's attributes
+   (``experiment.hints_per_attribute``; rng seeded by ``seed`` + response id, the exact
+   entries recorded).  Several selected functions share one turn 2.
+
+Ablations (``params.ablation``): ``scenario_questions: false`` replaces the questions by
+:func:`~.questions.generic_questions` and drops the scenario clause of turn 1;
+``library_hints: false`` sends no hints; ``test_generation: false`` asks for K realistic
+values of the function's privacy fields instead of unit tests.  Turn 1 uses sample index 0
+in every run, so runs that differ only in turn 2 (rounds, no_fl, no_tg) share their code
+turn through the gateway cache, which makes the comparison paired.
+
+Every question yields exactly one record; failures are records too: ``error`` (gateway
+error, in either turn), ``refused`` (:func:`~.refusal.detect_refusal`), ``no_code`` (no
+code block, or no unit that handles a privacy field).  Questions are processed in
+batches (turn 1 for the batch through ``chat_many``, then turn 2) so that an interrupted
+stage has written the finished batches; the gateway cache makes a rerun free.
+
+Baseline methods (``codexleaks``, ``codebreaker``) are dispatched by name to
+``testleak.baselines.run_baseline``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from dataclasses import dataclass
+from typing import Iterable, Iterator, Mapping
+
+from ..config import select
+from ..errors import ConfigError
+from ..taxonomy import Taxonomy
+from .code import extract_code_blocks
+from .functions import find_units, select_functions
+from .prompts import code_prompt, prompt_text, test_messages, test_prompt
+from .questions import generic_questions
+from .refusal import detect_refusal
+
+METHODS = ("ours", "codexleaks", "codebreaker")
+STATUSES = ("ok", "refused", "no_code", "error")
+
+
+def response_id(run: str, question_id: str) -> str:
+    """Stable id: ``r_`` + sha256(run, question id)[:16]."""
+    return "r_" + hashlib.sha256(f"{run}\x1f{question_id}".encode("utf-8")).hexdigest()[:16]
+
+
+def _get(cfg, key, default=None):
+    try:
+        v = cfg[key]
+    except (KeyError, TypeError):
+        return default
+    return default if v is None else v
+
+
+@dataclass(frozen=True)
+class ElicitSettings:
+    """The config keys this module reads, resolved for one run."""
+    run: str
+    method: str
+    round: int
+    library: str
+    variant: str
+    model: str
+    seed: int
+    tests_per_function: int
+    functions_per_response: int
+    n_templates: int
+    n_fragments: int
+    scenario_questions: bool
+    library_hints: bool
+    test_generation: bool
+
+    @classmethod
+    def from_params(cls, params, run: str) -> "ElicitSettings":
+        exp = params["experiment"]
+        runs = _get(exp, "runs", {}) or {}
+        if run not in runs:
+            raise ConfigError(f"unknown run {run!r}; experiment {_get(exp, 'name', '?')!r} defines: "
+                              f"{', '.join(runs) or '(none)'}")
+        spec = runs[run]
+        method = select(params, str(_get(spec, "method", "")), METHODS, "method")
+        abl = _get(params, "ablation", {}) or {}
+        hints = _get(exp, "hints_per_attribute", {}) or {}
+        s = cls(
+            run=run, method=method, round=int(_get(spec, "round", 0)), library=str(_get(spec, "library", "prior")),
+            variant=str(_get(abl, "name", "none")) if method == "ours" else "none",
+            model=str(_get(params["model"], "name", "?")), seed=int(_get(params, "seed", 0)),
+            tests_per_function=int(_get(exp, "tests_per_function", 10)),
+            functions_per_response=int(_get(exp, "functions_per_response", 1)),
+            n_templates=int(_get(hints, "templates", 0)), n_fragments=int(_get(hints, "fragments", 0)),
+            scenario_questions=bool(_get(abl, "scenario_questions", True)),
+            library_hints=bool(_get(abl, "library_hints", True)),
+            test_generation=bool(_get(abl, "test_generation", True)),
+        )
+        if s.tests_per_function < 1 or s.functions_per_response < 1:
+            raise ConfigError("experiment.tests_per_function and experiment.functions_per_response must be >= 1")
+        return s
+
+
+def questions_for_run(settings: ElicitSettings, questions: list[dict] | None, taxonomy: Taxonomy,
+                      scenarios: Iterable[str], n: int) -> list[dict]:
+    """The questions a run asks: the scenario-grounded ones, or generic tasks (ablation)."""
+    if not settings.scenario_questions:
+        return generic_questions(taxonomy, list(scenarios), n)
+    if not questions:
+        raise ConfigError("no questions: run the questions stage first (dvc repro questions)")
+    return list(questions)
+
+
+def sample_attribute_hints(library: Mapping | None, attributes: Iterable[str], settings: ElicitSettings,
+                           rid: str) -> dict:
+    """Hints for a response's attributes, with the seed and the exact entries used."""
+    if not settings.library_hints or library is None:
+        return {"enabled": False, "library": None, "seed": None, "by_attribute": {}, "missing": []}
+    from ..library import sample_hints
+
+    seed = settings.seed + int(rid[2:10], 16)
+    rng = random.Random(seed)
+    by_attr, missing = {}, []
+    for a in attributes:
+        if a not in library:
+            missing.append(a)
+            continue
+        by_attr[a] = sample_hints(library, a, settings.n_templates, settings.n_fragments, rng)
+    return {"enabled": True, "library": settings.library, "seed": seed, "by_attribute": by_attr, "missing": missing}
+
+
+def _turn(messages: list, c) -> dict:
+    d = c.to_record()
+    d.pop("logprobs", None)
+    return {"messages": messages, **d}
+
+
+def _base_record(settings: ElicitSettings, q: dict) -> dict:
+    return {
+        "id": response_id(settings.run, q["id"]),
+        "run": settings.run,
+        "question_id": q["id"],
+        "scenario": q.get("scenario"),
+        "attributes": list(q.get("attributes") or []),
+        "question_text": q.get("text"),
+        "method": settings.method,
+        "variant": settings.variant,
+        "model": settings.model,
+        "round": settings.round,
+        "turn1": None,
+        "functions": [],
+        "turn2": None,
+        "hints": None,
+        "tests_requested": settings.tests_per_function,
+        "tests_text": "",
+        "prompt_text": "",
+        "status": "error",
+        "error": None,
+    }
+
+
+def elicit(questions: list[dict], settings: ElicitSettings, taxonomy: Taxonomy, gw, library: Mapping | None = None,
+           *, batch_size: int | None = None, params: dict | None = None) -> Iterator[dict]:
+    """Run the two-turn interaction for each question; yield one response record per
+    question (untagged), in question order, batch by batch."""
+    from ..llm import ChatRequest
+
+    conc = int(getattr(gw, "concurrency", 1) or 1)
+    bs = int(batch_size or max(8, 4 * conc))
+    extra = dict(params or {})
+    for start in range(0, len(questions), bs):
+        batch = questions[start:start + bs]
+        recs = [_base_record(settings, q) for q in batch]
+        msgs1 = []
+        for q in batch:
+            title = taxonomy.scenario(q["scenario"]).title if settings.scenario_questions and q.get("scenario") else None
+            msgs1.append([{"role": "user", "content": code_prompt(q["text"], title)}])
+        outs1 = gw.chat_many([ChatRequest(m, sample=0, params=extra) for m in msgs1],
+                             desc=f"{settings.run}: code turn {start // bs + 1}")
+        pending = []  # (record, messages)
+        for rec, m, c in zip(recs, msgs1, outs1):
+            rec["turn1"] = _turn(m, c)
+            rec["prompt_text"] = prompt_text(m)
+            if c.status != "ok":
+                rec["status"], rec["error"] = "error", f"turn 1: {c.error_kind or 'error'}: {c.error}"
+                continue
+            blocks = extract_code_blocks(c.text)
+            reason = detect_refusal(c.text, has_code=bool(blocks))
+            if reason:
+                rec["status"], rec["error"] = "refused", f"turn 1: {reason}"
+                continue
+            if not blocks:
+                rec["status"], rec["error"] = "no_code", "turn 1: no code block in the answer"
+                continue
+            funcs = select_functions(blocks, taxonomy, settings.functions_per_response)
+            if not funcs:
+                n_units = sum(len(find_units(b, taxonomy)) for b in blocks)
+                rec["status"], rec["error"] = "no_code", (
+                    f"turn 1: no function handles a privacy field ({len(blocks)} code blocks, {n_units} units)")
+                continue
+            rec["functions"] = [f.to_record() for f in funcs]
+            attrs: list[str] = []
+            for f in funcs:
+                attrs += [a for a in f.attributes if a not in attrs]
+            rec["hints"] = sample_attribute_hints(library, attrs, settings, rec["id"])
+            user2 = test_prompt(settings.tests_per_function, rec["hints"]["by_attribute"], taxonomy,
+                                attributes=attrs, test_generation=settings.test_generation)
+            m2 = test_messages(m, rec["functions"], user2)
+            rec["prompt_text"] = prompt_text(m2)
+            pending.append((rec, m2))
+        outs2 = gw.chat_many([ChatRequest(m2, sample=0, params=extra) for _, m2 in pending],
+                             desc=f"{settings.run}: test turn {start // bs + 1}") if pending else []
+        for (rec, m2), c in zip(pending, outs2):
+            rec["turn2"] = _turn(m2, c)
+            if c.status != "ok":
+                rec["status"], rec["error"] = "error", f"turn 2: {c.error_kind or 'error'}: {c.error}"
+                continue
+            rec["tests_text"] = c.text
+            reason = detect_refusal(c.text)
+            if reason:
+                rec["status"], rec["error"] = "refused", f"turn 2: {reason}"
+                continue
+            rec["status"], rec["error"] = "ok", None
+        yield from recs
+
+
+def run_baseline_method(params, settings: ElicitSettings, taxonomy: Taxonomy, gw) -> list[dict]:
+    """Dispatch a baseline run to ``testleak.baselines`` (fails clearly when missing)."""
+    try:
+        from .. import baselines
+        runner = getattr(baselines, "run_baseline")
+    except (ImportError, AttributeError) as e:
+        raise ConfigError(f"method {settings.method!r} needs testleak.baselines.run_baseline, which is not "
+                          f"available ({type(e).__name__}: {e}); install or finish testleak/baselines") from None
+    budget = int(_get(params["experiment"], "baseline_budget", 0))
+    recs = runner(settings.method, params, gw, taxonomy, budget, settings.seed, run_round=settings.round)
+    out = []
+    for r in recs:
+        r = dict(r)
+        r["run"] = settings.run
+        out.append(r)
+    return out
+
+
+def summarize(records: Iterable[dict]) -> dict:
+    """Counts by status (no raw values), for logs and metrics."""
+    out = {"responses": 0, **{s: 0 for s in STATUSES}}
+    for r in records:
+        out["responses"] += 1
+        out[r.get("status", "error")] = out.get(r.get("status", "error"), 0) + 1
+    return out
