@@ -1,0 +1,302 @@
+"""ExtractPII: candidate privacy values from generated test code (paper section 4.2, B.2).
+
+``extract(text, taxonomy)`` reads a model answer (markdown with fenced code blocks, or
+bare code), parses every code block (Python with ``ast``, everything else and Python that
+does not parse with the tolerant lexer), binds each literal to its key / parameter /
+variable name, classifies it (:mod:`testleak.extract.detect`), drops values that occur
+verbatim in the prompt texts (``exclude``), and deduplicates by (value, attribute),
+keeping the first occurrence. Prose outside code fences is not read for values (the paper
+collects values from test inputs only). Deterministic, no I/O; never raises on text input.
+
+Test cases (``test_index``): intervals opened, in document order, by
+- test functions/methods and ``it()``/``test()`` blocks and parametrize / ``[TestCase]``
+  rows (see the parser modules), and
+- "Test case N" / "Test N" markers: markdown headings or bold lines in prose (up to the next
+  such heading) and comment lines in code (up to the next such comment or the block end).
+Intervals are numbered 1, 2, ... by their start; a value gets the number of the innermost
+interval holding it (the one starting last), or 0 when it is in none (module-level data,
+fixtures, helpers, or an answer without any delimiter).
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from ..privacy import value_hash
+from ..taxonomy import Taxonomy
+from .blocks import CodeBlock, normalize_language, split_code_blocks
+from .detect import Detector
+from .lexer import lex
+from .literals import Literal, Parsed
+from .pyparse import collect_signatures, parse_python, parse_tree
+
+_PROSE_MARK = re.compile(
+    r"^[ \t]{0,3}(?:#{1,6}[ \t]*|[-*+][ \t]+|\d+\.[ \t]+)?(?:\*\*|__)?[ \t]*(?:test[ \t]*[- ]?case|test)[ \t]*#?[ \t]*\d+\b",
+    re.I | re.M,
+)
+_COMMENT_MARK = re.compile(
+    r"^[ \t]*(?:#|//|/\*|--)[ \t]*(?:test[ \t]*[- ]?case|test)[ \t]*#?[ \t]*\d+\b", re.I | re.M)
+
+_DETECTORS: dict[int, tuple[Taxonomy, Detector]] = {}
+
+
+def detector_for(taxonomy: Taxonomy) -> Detector:
+    """One cached :class:`Detector` per taxonomy object."""
+    hit = _DETECTORS.get(id(taxonomy))
+    if hit is not None and hit[0] is taxonomy:
+        return hit[1]
+    if len(_DETECTORS) > 16:
+        _DETECTORS.clear()
+    d = Detector(taxonomy)
+    _DETECTORS[id(taxonomy)] = (taxonomy, d)
+    return d
+
+
+@dataclass
+class ExtractInfo:
+    """What happened during one extraction (for stage statistics; no raw values)."""
+
+    blocks: int = 0
+    parsers: dict[str, int] = field(default_factory=dict)  # "ast" | "lexer" | "error" -> blocks
+    literals: int = 0
+    excluded: int = 0
+    duplicates: int = 0
+    tests: int = 0
+    errors: list[str] = field(default_factory=list)  # exception class names, never values
+
+
+def _guess_language(code: str) -> str | None:
+    s = code.lstrip()
+    if s[:1] in "{[":
+        try:
+            json.loads(s)
+            return "json"
+        except ValueError:
+            pass
+    return None
+
+
+def _intervals_index(intervals: list[tuple[int, int]]):
+    ivs = sorted(set(intervals), key=lambda t: (t[0], -t[1]))
+    starts = [s for s, _ in ivs]
+    maxend = []
+    m = -1
+    for _, e in ivs:
+        m = max(m, e)
+        maxend.append(m)
+
+    def index_of(p: int) -> int:
+        j = bisect.bisect_right(starts, p) - 1
+        while j >= 0 and maxend[j] > p:
+            s, e = ivs[j]
+            if s <= p < e:
+                return j + 1
+            j -= 1
+        return 0
+
+    return index_of, len(ivs)
+
+
+def _marker_regions(text: str, blocks: list[CodeBlock]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    # prose headings: everything outside fenced blocks
+    if any(b.fenced for b in blocks):
+        prose_marks = []
+        pos = 0
+        for b in blocks:
+            prose_marks += [m.start() for m in _PROSE_MARK.finditer(text, pos, b.start)]
+            pos = b.end
+        prose_marks += [m.start() for m in _PROSE_MARK.finditer(text, pos)]
+        for i, s in enumerate(prose_marks):
+            out.append((s, prose_marks[i + 1] if i + 1 < len(prose_marks) else len(text)))
+    for b in blocks:
+        marks = [b.start + m.start() for m in _COMMENT_MARK.finditer(b.code)]
+        for i, s in enumerate(marks):
+            out.append((s, marks[i + 1] if i + 1 < len(marks) else b.end))
+    return out
+
+
+def extract_detailed(text: str, taxonomy: Taxonomy, *, language: str | None = None,
+                     exclude: Iterable[str] = ()) -> tuple[list[dict], ExtractInfo]:
+    """Like :func:`extract`, also returning an :class:`ExtractInfo`."""
+    info = ExtractInfo()
+    if not isinstance(text, str):
+        text = "" if text is None else str(text)
+    det = detector_for(taxonomy)
+    attr_for = det.attribute_for_key
+    excl = "\n\x00".join(e for e in exclude if isinstance(e, str) and e)
+    blocks = split_code_blocks(text, language)
+    info.blocks = len(blocks)
+
+    # pass 1: Python trees and signatures across the whole answer
+    trees: list = []
+    sigs: dict[str, list[str]] = {}
+    for b in blocks:
+        t = None
+        if b.language in (None, "python") and b.code.strip():
+            try:
+                t = parse_tree(b.code)
+                if t is not None:
+                    collect_signatures(t[0], sigs)
+            except Exception as e:  # noqa: BLE001 - never raise on model output
+                info.errors.append(type(e).__name__)
+                t = None
+        trees.append(t)
+
+    # pass 2: literals and test intervals per block
+    per_block: list[tuple[CodeBlock, str | None, Parsed]] = []
+    intervals: list[tuple[int, int]] = []
+    for b, t in zip(blocks, trees):
+        lang = b.language
+        parsed = None
+        if t is not None:
+            lang = "python"
+            try:
+                parsed = parse_python(b.code, t, sigs, attr_for)
+            except Exception as e:  # noqa: BLE001
+                info.errors.append(type(e).__name__)
+        if parsed is None:
+            if lang is None:
+                lang = _guess_language(b.code)
+            try:
+                parsed = lex(b.code, lang, attr_for)
+            except Exception as e:  # noqa: BLE001
+                info.errors.append(type(e).__name__)
+                info.parsers["error"] = info.parsers.get("error", 0) + 1
+                continue
+        info.parsers[parsed.parser] = info.parsers.get(parsed.parser, 0) + 1
+        intervals += [(b.start + s, b.start + e) for s, e in parsed.tests]
+        per_block.append((b, lang, parsed))
+    intervals += _marker_regions(text, blocks)
+    index_of, info.tests = _intervals_index(intervals)
+
+    line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+    seen: set[tuple[str, str]] = set()
+    out: list[dict] = []
+    for b, lang, parsed in per_block:
+        lits: list[Literal] = sorted(parsed.literals, key=lambda l: (l.start, l.end))
+        info.literals += len(lits)
+        for lit in lits:
+            try:
+                hit = det.classify(lit.value, lit.key)
+            except Exception as e:  # noqa: BLE001
+                info.errors.append(type(e).__name__)
+                continue
+            if hit is None:
+                continue
+            attr, pattern = hit
+            if excl and lit.value in excl:
+                info.excluded += 1
+                continue
+            if (lit.value, attr) in seen:
+                info.duplicates += 1
+                continue
+            seen.add((lit.value, attr))
+            s, e = b.start + lit.start, b.start + lit.end
+            out.append({
+                "value": lit.value,
+                "attribute": attr,
+                "evidence": {"key": lit.key, "pattern": pattern, "span": [s, e],
+                             "line": bisect.bisect_right(line_starts, s)},
+                "language": lang,
+                "test_index": index_of(s),
+            })
+    return out, info
+
+
+def extract(text: str, taxonomy: Taxonomy, *, language: str | None = None,
+            exclude: Iterable[str] = ()) -> list[dict]:
+    """ExtractPII: candidate dicts ``{value, attribute, evidence{key, pattern, span, line},
+    language, test_index}`` in document order (see the module docstring)."""
+    return extract_detailed(text, taxonomy, language=language, exclude=exclude)[0]
+
+
+# --- records in, records out (the ``candidates`` stage) ---------------------------------
+
+def response_text(rec: dict) -> str | None:
+    """The test answer of a response record: ``turn2.text``, else ``text``/``completion``."""
+    t2 = rec.get("turn2")
+    if isinstance(t2, dict) and isinstance(t2.get("text"), str):
+        return t2["text"]
+    for k in ("text", "completion"):
+        v = rec.get(k)
+        if isinstance(v, str):
+            return v
+        if isinstance(v, dict) and isinstance(v.get("text"), str):
+            return v["text"]
+    return None
+
+
+def prompt_texts(rec: dict) -> list[str]:
+    """Texts the model was given (system/user messages of every turn, ``prompt``)."""
+    out: list[str] = []
+    for turn in ("turn1", "turn2"):
+        t = rec.get(turn)
+        msgs = t.get("messages") if isinstance(t, dict) else None
+        for m in msgs or []:
+            if isinstance(m, dict) and m.get("role") in ("system", "user") and isinstance(m.get("content"), str):
+                out.append(m["content"])
+    for m in rec.get("messages") or []:
+        if isinstance(m, dict) and m.get("role") in ("system", "user") and isinstance(m.get("content"), str):
+            out.append(m["content"])
+    if isinstance(rec.get("prompt"), str):
+        out.append(rec["prompt"])
+    return out
+
+
+_CARRY = ("question_id", "prompt_id", "method", "variant", "model", "round")
+
+
+def candidates_from_responses(responses: Iterable[dict], taxonomy: Taxonomy) -> tuple[list[dict], dict]:
+    """Candidate records for response records, and counts for metrics (no raw values).
+
+    Responses whose ``status`` is not ``ok`` and responses without text are skipped and
+    counted under ``skipped`` by reason. Candidate ids are ``<response_id>:<n>``.
+    """
+    cands: list[dict] = []
+    stats: dict = {"responses": 0, "with_candidates": 0, "candidates": 0, "skipped": {},
+                   "by_attribute": {}, "by_pattern": {}, "parsers": {}, "excluded": 0,
+                   "duplicates": 0, "errors": {}}
+
+    def bump(d: dict, k: str, n: int = 1):
+        d[k] = d.get(k, 0) + n
+
+    for r in responses:
+        stats["responses"] += 1
+        status = r.get("status", "ok")
+        if status != "ok":
+            bump(stats["skipped"], str(status))
+            continue
+        text = response_text(r)
+        if text is None:
+            bump(stats["skipped"], "no_text")
+            continue
+        lang = None
+        fns = r.get("functions")
+        if isinstance(fns, list) and fns and isinstance(fns[0], dict):
+            lang = fns[0].get("language")
+        found, info = extract_detailed(text, taxonomy, language=lang, exclude=prompt_texts(r))
+        for k, n in info.parsers.items():
+            bump(stats["parsers"], k, n)
+        for e in info.errors:
+            bump(stats["errors"], e)
+        stats["excluded"] += info.excluded
+        stats["duplicates"] += info.duplicates
+        if found:
+            stats["with_candidates"] += 1
+        rid = r.get("id")
+        for n, c in enumerate(found):
+            rec = {"id": f"{rid}:{n}", "response_id": rid}
+            rec.update({k: r[k] for k in _CARRY if k in r})
+            rec.update({"test_index": c["test_index"], "attribute": c["attribute"], "value": c["value"],
+                        "value_hash": value_hash(c["value"]), "evidence": c["evidence"],
+                        "language": c["language"]})
+            cands.append(rec)
+            bump(stats["by_attribute"], c["attribute"])
+            bump(stats["by_pattern"], c["evidence"]["pattern"].split(":")[0])
+    stats["candidates"] = len(cands)
+    return cands, stats
