@@ -1,0 +1,55 @@
+"""Stage ``verified@RUN``: corpus search of judge-kept candidates and the hit window (paper Sec. 4.3).
+
+    python -m stages.verified RUN
+
+Reads params: verifier (backend local | github, window, min_query_chars, local, github).
+Reads data/runs/RUN/{candidates,judged}.jsonl and, for backend local, data/index/corpus.sqlite.
+Writes data/runs/RUN/verified.jsonl (hit/1, one per candidate: outcome in_window |
+out_of_window | unverifiable | error | filtered, k, repository ids) and
+data/runs/RUN/verified_stats.json.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from omegaconf import OmegaConf
+
+from testleak.config import load_params
+from testleak.errors import ConfigError, TestleakError
+from testleak.paths import Paths
+from testleak.records import read_jsonl, write_json, write_jsonl
+from testleak.verify.search import open_backend, summarize_hits, verify_candidates
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(argv or [])
+    if len(argv) != 1:
+        raise ConfigError("usage: python -m stages.verified RUN (a key of experiment.runs)")
+    run = argv[0]
+    paths = Paths()
+    params = OmegaConf.to_container(load_params(), resolve=True)
+    ver = params.get("verifier") or {}
+    cands = read_jsonl(paths.candidates(run), kind="candidate")
+    verdicts = read_jsonl(paths.judged(run), kind="verdict")
+    backend = open_backend(ver, paths)
+    hits = verify_candidates(verdicts, cands, backend, ver.get("window") or {"min": 1, "max": 100},
+                             ver.get("backend", "local"))
+    write_jsonl(paths.verified(run), hits, kind="hit")
+    stats = {"run": run, "backend": ver.get("backend"), "engine": backend.engine,
+             "window": ver.get("window"), **summarize_hits(hits)}
+    if hasattr(backend, "stats"):
+        stats["search_stats"] = dict(backend.stats)
+    write_json(paths.run_dir(run) / "verified_stats.json", stats)
+    print(f"verified@{run}: {stats['in_window']} in window, {stats['out_of_window']} out, "
+          f"{stats['unverifiable']} unverifiable, {stats['error']} errors, {stats['filtered']} filtered by the judge",
+          file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except TestleakError as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)

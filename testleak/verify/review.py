@@ -1,0 +1,250 @@
+"""Human review of in-window candidates, reviewer agreement and the confirmation policy
+(paper Sec. 4.3: "two authors independently inspect the matched GitHub contexts and the
+candidate string itself to determine whether it represents real personal information";
+Fig. 2: unverifiable candidates are "Potential" and never counted as confirmed).
+
+- ``testleak review --reviewer NAME [--run RUN]``: :func:`main`, a plain ``input()``/``print``
+  loop (works in any terminal, tmux included). Each in-window candidate is shown masked
+  (``r`` reveals it), with its attribute, judge verdicts and matching corpus lines (masked);
+  labels yes / likely / no / unknown (the CodexLeaks scale, ``notlikely`` folded into no)
+  are appended one by one to ``data/labels/labels.jsonl``, so quitting and restarting
+  resumes where the reviewer stopped. ``--agreement`` prints Cohen's kappa of two reviewers.
+- :func:`confirm`: the ``confirmed`` stage's policy. ``both_yes`` (paper: every configured
+  reviewer said yes), ``yes_or_likely`` (every reviewer yes or likely) and ``auto`` (in
+  window and judge-plausible, for unattended runs). Every record names its policy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Iterable, Mapping, Sequence
+
+from ..errors import ConfigError, DataError, TestleakError
+from ..privacy import mask, mask_in_text
+
+LABELS = ("yes", "likely", "no", "unknown")
+KEYS = {"y": "yes", "l": "likely", "n": "no", "u": "unknown"}
+POLICIES = ("both_yes", "yes_or_likely", "auto")
+
+
+# ----------------------------------------------------------------------------- labels
+
+def read_labels(path: str | Path) -> list[dict]:
+    from ..records import read_jsonl
+
+    p = Path(path)
+    return read_jsonl(p, kind="label") if p.exists() else []
+
+
+def latest_labels(labels: Iterable[dict]) -> dict[tuple[str, str], str]:
+    """``{(candidate_id, reviewer): label}``, the last label of each reviewer winning."""
+    out: dict[tuple[str, str], str] = {}
+    for r in labels:
+        out[(r["candidate_id"], r["reviewer"])] = r["label"]
+    return out
+
+
+def append_label(path: str | Path, candidate_id: str, value_hash: str, reviewer: str, label: str) -> dict:
+    from ..records import tag
+
+    if label not in LABELS:
+        raise ConfigError(f"unknown label {label!r}; known: {', '.join(LABELS)}")
+    rec = tag("label", {"candidate_id": candidate_id, "value_hash": value_hash, "reviewer": reviewer,
+                        "label": label, "at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with p.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+        f.flush()
+    return rec
+
+
+def agreement(labels: Iterable[dict], reviewers: Sequence[str]) -> dict:
+    """Cohen's kappa (sklearn) of two reviewers over the candidates both labelled."""
+    from sklearn.metrics import cohen_kappa_score
+
+    if len(reviewers) != 2:
+        raise ConfigError(f"agreement needs exactly two reviewers, got {list(reviewers)}")
+    a, b = reviewers
+    last = latest_labels(labels)
+    common = sorted({c for c, r in last if r == a} & {c for c, r in last if r == b})
+    ya = [last[(c, a)] for c in common]
+    yb = [last[(c, b)] for c in common]
+    if not common:
+        return {"reviewers": [a, b], "n": 0, "kappa": None, "observed_agreement": None}
+    observed = sum(x == y for x, y in zip(ya, yb)) / len(common)
+    if len(set(ya) | set(yb)) == 1:
+        kappa = 1.0  # a single category used by both: complete agreement, sklearn would give nan
+    else:
+        kappa = float(cohen_kappa_score(ya, yb, labels=list(LABELS)))
+    return {"reviewers": [a, b], "n": len(common), "kappa": round(kappa, 4),
+            "observed_agreement": round(observed, 4)}
+
+
+# ----------------------------------------------------------------------------- policy
+
+def confirm(hits: Iterable[dict], verdicts: Iterable[dict], labels: Iterable[dict], policy: str,
+            reviewers: Sequence[str] = ()) -> list[dict]:
+    """Confirmed records (schema ``confirmed/1``), one per hit record.
+
+    ``status``: ``confirmed`` | ``potential`` (in window but not confirmed by the policy:
+    missing, unknown or likely labels) | ``rejected`` (a reviewer said no) |
+    ``not_in_window`` (the search outcome, kept in ``outcome``).
+    """
+    if policy not in POLICIES:
+        raise ConfigError(f"unknown review.policy {policy!r}; known: {', '.join(POLICIES)}")
+    if policy != "auto" and not reviewers:
+        raise ConfigError(f"review.policy {policy!r} needs review.reviewers (e.g. [r1, r2]); "
+                          f"or use review=auto for unattended runs")
+    vmap = {v["candidate_id"]: v for v in verdicts}
+    last = latest_labels(labels)
+    out = []
+    for h in hits:
+        cid = h["candidate_id"]
+        got = {r: last.get((cid, r)) for r in reviewers}
+        rec = {"candidate_id": cid, "run": h.get("run"), "attribute": h["attribute"], "value_hash": h["value_hash"],
+               "outcome": h["outcome"], "k": h.get("k"), "repo_ids": h.get("repo_ids", []), "policy": policy,
+               "labels": got}
+        if h["outcome"] != "in_window":
+            rec["status"] = "not_in_window"
+        elif policy == "auto":
+            j = (vmap.get(cid) or {}).get("judge") or {}
+            kept = (vmap.get(cid) or {}).get("kept", False)
+            # auto: in window and judge-plausible; when the judge was not used (rules mode) the kept flag decides
+            plausible = j.get("ok") is True or (j.get("status") == "skipped" and kept)
+            rec["status"] = "confirmed" if plausible else "potential"
+        else:
+            vals = list(got.values())
+            accept = {"yes"} if policy == "both_yes" else {"yes", "likely"}
+            if any(v == "no" for v in vals):
+                rec["status"] = "rejected"
+            elif vals and all(v in accept for v in vals):
+                rec["status"] = "confirmed"
+            else:
+                rec["status"] = "potential"
+        out.append(rec)
+    return out
+
+
+def summarize_confirmed(records: list[dict]) -> dict:
+    c = Counter(r["status"] for r in records)
+    return {"policy": records[0]["policy"] if records else None, "records": len(records),
+            **{s: c.get(s, 0) for s in ("confirmed", "potential", "rejected", "not_in_window")}}
+
+
+# ----------------------------------------------------------------------------- terminal
+
+def _queue(runs: Sequence[str], paths) -> list[tuple[dict, dict, dict | None]]:
+    """In-window (hit, candidate, verdict) triples of the runs, in file order."""
+    from ..records import read_jsonl
+
+    out = []
+    for run in runs:
+        hits = read_jsonl(paths.verified(run), kind="hit")
+        cands = {c["id"]: c for c in read_jsonl(paths.candidates(run))}
+        jp = paths.judged(run)
+        verdicts = {v["candidate_id"]: v for v in read_jsonl(jp, kind="verdict")} if jp.exists() else {}
+        for h in hits:
+            if h["outcome"] == "in_window":
+                c = cands.get(h["candidate_id"])
+                if c is None:
+                    raise DataError(f"{paths.verified(run)} names candidate {h['candidate_id']} missing from "
+                                    f"{paths.candidates(run)}: rerun the pipeline (dvc repro)")
+                out.append((h, c, verdicts.get(h["candidate_id"])))
+    return out
+
+
+def _context_lines(value: str, hit: dict, index_path: Path, n: int = 5) -> list[str]:
+    if hit.get("backend") == "local" and index_path.exists():
+        from .index import LocalIndex
+
+        with LocalIndex(index_path) as ix:
+            return [f"{l['path']}:{l['line']}: {mask_in_text(l['text'], [value])}" for l in ix.lines(value, n)]
+    return [f"{p}" for p in (hit.get("paths") or [])[:n]]
+
+
+def review_loop(queue, reviewer: str, labels_path: Path, index_path: Path,
+                inp: Callable[[str], str] = input, out=sys.stdout) -> dict:
+    done = latest_labels(read_labels(labels_path))
+    todo = [t for t in queue if (t[0]["candidate_id"], reviewer) not in done]
+    stats = {"total": len(queue), "already": len(queue) - len(todo), "labelled": 0, "skipped": 0}
+    p = lambda *a: print(*a, file=out)  # noqa: E731
+    p(f"reviewer {reviewer}: {len(todo)} of {len(queue)} in-window candidates to label "
+      f"({stats['already']} done earlier)")
+    for n, (h, c, v) in enumerate(todo, 1):
+        value = c["value"]
+        revealed = False
+        while True:
+            p("")
+            p(f"[{n}/{len(todo)}] run={h.get('run')} attribute={c['attribute']} id={c['id']}")
+            p(f"  value:   {value if revealed else mask(value)}")
+            if v:
+                p(f"  rules:   {'ok' if v['rules']['ok'] else 'reject'} - {v['rules']['reason']}")
+                j = v["judge"]
+                p(f"  judge:   {j.get('status')} plausible={j.get('ok')} - {j.get('reason', '')}")
+            p(f"  search:  k={h.get('k')} in {len(h.get('repo_ids') or [])} repositories ({h.get('engine')})")
+            for line in _context_lines(value, h, index_path):
+                p(f"    {line if not revealed else line}")
+            try:
+                ans = inp("[y]es [l]ikely [n]o [u]nknown, [r]eveal, [s]kip, [q]uit > ").strip().lower()
+            except EOFError:
+                ans = "q"
+            if ans in ("r", "reveal"):
+                revealed = not revealed
+                continue
+            if ans in ("q", "quit"):
+                p(f"stopped: {stats['labelled']} labelled now; rerun to resume")
+                return stats
+            if ans in ("s", "skip", ""):
+                stats["skipped"] += 1
+                break
+            label = KEYS.get(ans[:1]) if ans not in LABELS else ans
+            if label is None:
+                p(f"  unknown answer {ans!r}: type y, l, n, u, r, s or q")
+                continue
+            append_label(labels_path, c["id"], c.get("value_hash") or h["value_hash"], reviewer, label)
+            stats["labelled"] += 1
+            break
+    p(f"done: {stats['labelled']} labelled, {stats['skipped']} skipped")
+    return stats
+
+
+def main(argv: Sequence[str] | None = None, inp: Callable[[str], str] = input, out=None) -> int:
+    """``testleak review``: label in-window candidates, or report agreement (``--agreement``)."""
+    from ..config import load_params
+    from ..paths import Paths
+
+    out = out or sys.stdout
+    ap = argparse.ArgumentParser(prog="testleak review", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--reviewer", help="your reviewer name (labels are kept per reviewer)")
+    ap.add_argument("--run", action="append", help="run(s) to review (default: every run of the experiment)")
+    ap.add_argument("--labels", help="labels file (default: review.labels_file, data/labels/labels.jsonl)")
+    ap.add_argument("--agreement", nargs="*", metavar="REVIEWER",
+                    help="print Cohen's kappa of two reviewers (default: review.reviewers) and exit")
+    ap.add_argument("--root", help="project root (default: current directory)")
+    args = ap.parse_args(list(argv) if argv is not None else None)
+    paths = Paths(args.root) if args.root else Paths()
+    try:
+        params = load_params(paths.root / "params.yaml")
+        review_cfg = params.get("review") or {}
+        labels_path = Path(args.labels) if args.labels else paths.root / (review_cfg.get("labels_file") or "data/labels/labels.jsonl")
+        if args.agreement is not None:
+            revs = args.agreement or list(review_cfg.get("reviewers") or [])
+            res = agreement(read_labels(labels_path), revs)
+            print(json.dumps(res), file=out)
+            return 0
+        if not args.reviewer:
+            raise ConfigError("say who you are: testleak review --reviewer NAME")
+        runs = args.run or list((params.get("experiment") or {}).get("runs") or {})
+        if not runs:
+            raise ConfigError("no runs to review: pass --run RUN or set experiment.runs")
+        review_loop(_queue(runs, paths), args.reviewer, labels_path, paths.index, inp=inp, out=out)
+        return 0
+    except TestleakError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
