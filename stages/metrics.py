@@ -1,0 +1,112 @@
+"""Stage ``metrics@RUN``: counts and rates of one run (paper Sec. 6, Tables 2-4, Fig. 1).
+
+    python -m stages.metrics RUN
+
+Reads data/runs/RUN/{responses,candidates,judged,verified,confirmed}.jsonl (and
+data/questions/questions.jsonl when present, for the attributes of each question) and writes
+masked outputs only (counts, rates, value hashes):
+
+- metrics/RUN.json                                 (DVC metrics)
+- metrics/plots/RUN_confirmed_vs_responses.csv     (DVC plots: cumulative confirmed per category)
+- metrics/keys/VARIANT/RUN.json                    (confirmed (attribute, value_hash) keys, for Table 4)
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+from pathlib import Path
+
+from testleak.config import load_params
+from testleak.errors import ConfigError, TestleakError
+from testleak.metrics import run_curve, run_keys, run_metrics
+from testleak.paths import Paths
+from testleak.records import read_jsonl, write_json
+from testleak.taxonomy import Taxonomy
+
+
+def plot_path(paths: Paths, run: str) -> Path:
+    return paths.root / "metrics" / "plots" / f"{run}_confirmed_vs_responses.csv"
+
+
+def keys_path(paths: Paths, run: str, variant: str) -> Path:
+    return paths.root / "metrics" / "keys" / variant / f"{run}.json"
+
+
+def run_meta(params, run: str, responses: list[dict]) -> dict:
+    runs = params["experiment"]["runs"]
+    if run not in runs:
+        raise ConfigError(f"unknown run {run!r}; known runs of experiment {params['experiment']['name']!r}: {', '.join(runs)}")
+    spec = runs[run]
+    method = spec["method"]
+    variants = sorted({r.get("variant") for r in responses if r.get("variant")})
+    variant = "+".join(variants) if variants else (params["ablation"]["name"] if method == "ours" else "none")
+    return {
+        "experiment": params["experiment"]["name"],
+        "method": method,
+        "round": int(spec.get("round", 0)),
+        "library": spec.get("library"),
+        "variant": variant,
+        "model": params["model"]["name"],
+        "family": params["model"].get("family"),
+        "judge": params["judge"]["name"],
+        "verifier": params["verifier"]["backend"],
+        "sizes": {
+            "scenarios": len(params["experiment"]["scenarios"]),
+            "questions_per_scenario": params["experiment"]["questions_per_scenario"],
+            "tests_per_function": params["experiment"]["tests_per_function"],
+            "baseline_budget": params["experiment"].get("baseline_budget"),
+        },
+    }
+
+
+def write_curve(path: Path, rows: list[dict], categories) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    cols = ["responses", *categories, "all"]
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=cols)
+        w.writeheader()
+        for r in rows:
+            w.writerow({c: r[c] for c in cols})
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print("usage: python -m stages.metrics RUN", file=sys.stderr)
+        return 2
+    run = argv[0]
+    params = load_params()
+    paths = Paths()
+    tax = Taxonomy.from_config(params)
+    responses = read_jsonl(paths.responses(run))
+    meta = run_meta(params, run, responses)
+    questions = {q["id"]: q for q in read_jsonl(paths.questions)} if paths.questions.exists() else None
+    candidates = read_jsonl(paths.candidates(run))
+    judged = read_jsonl(paths.judged(run))
+    verified = read_jsonl(paths.verified(run))
+    confirmed = read_jsonl(paths.confirmed(run))
+    m = run_metrics(
+        responses, candidates, judged, verified, confirmed, tax,
+        run=run, meta=meta, questions=questions,
+        default_tests=params["experiment"]["tests_per_function"] if meta["method"] == "ours" else 1,
+        policy=params["review"]["policy"],
+    )
+    write_json(paths.metrics(run), m)
+    write_curve(plot_path(paths, run), run_curve(responses, confirmed, tax), tax.categories)
+    write_json(keys_path(paths, run, meta["variant"]), {
+        "run": run, **{k: meta[k] for k in ("experiment", "method", "round", "variant", "model", "family")},
+        "policy": m["policy"], "reject_rate": m["responses"]["refusal_rate"], "keys": run_keys(confirmed),
+    })
+    t = m["steps"]["total"]
+    print(f"metrics {run}: {m['responses']['responses']} responses, refusal {m['responses']['refusal_rate']:.3f}, "
+          f"confirmed {t['confirmed']} / {t['test_cases']} test cases ({t['permille']:.1f} permille), policy {m['policy']}")
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except TestleakError as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(1)

@@ -1,0 +1,70 @@
+"""Stage ``report``: Tables 2-4, Figure 1 and the paper comparison (paper Sec. 6) under reports/.
+
+    python -m stages.report
+
+Reads, for every run in ``params.experiment.runs``, metrics/RUN.json and
+metrics/plots/RUN_confirmed_vs_responses.csv (a run without them is reported as "not run"),
+and every metrics/keys/VARIANT/RUN.json (ablation). Inputs are masked; so are the outputs.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+
+from testleak.config import load_params
+from testleak.errors import DataError, TestleakError
+from testleak.paths import Paths
+from testleak.report import build_reports
+from testleak.taxonomy import Taxonomy
+
+from stages.metrics import plot_path
+
+
+def _read_json(path):
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise DataError(f"{path} is not valid JSON ({e.msg}): rerun `python -m stages.metrics RUN`") from None
+
+
+def load_inputs(params, paths: Paths):
+    metrics, curves = {}, {}
+    for run in params["experiment"]["runs"]:
+        mp = paths.metrics(run)
+        metrics[run] = _read_json(mp) if mp.exists() else None
+        cp = plot_path(paths, run)
+        if cp.exists():
+            with cp.open(encoding="utf-8") as f:
+                curves[run] = list(csv.DictReader(f))
+        else:
+            curves[run] = None
+    keys_dir = paths.root / "metrics" / "keys"
+    key_files = [_read_json(p) for p in sorted(keys_dir.glob("*/*.json"))] if keys_dir.exists() else []
+    return metrics, curves, key_files
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv:
+        print("usage: python -m stages.report", file=sys.stderr)
+        return 2
+    params = load_params()
+    paths = Paths()
+    from omegaconf import OmegaConf
+
+    p = OmegaConf.to_container(params, resolve=True)
+    metrics, curves, key_files = load_inputs(p, paths)
+    files = build_reports(p, metrics, curves, key_files, Taxonomy.from_config(p), paths.reports)
+    missing = [r for r, m in metrics.items() if m is None]
+    print(f"report: wrote {len(files)} files under {paths.reports}" + (f"; not run: {', '.join(missing)}" if missing else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except TestleakError as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(1)

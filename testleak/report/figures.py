@@ -1,0 +1,38 @@
+"""Figure 1 of the paper: confirmed privacy instances against the number of responses, one
+panel per privacy category, one line per run (ours vs the baselines). matplotlib, Agg."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def figure1_png(curves: Mapping[str, Sequence[Mapping] | None], categories: Sequence[str], path: Path,
+                labels: Mapping[str, str] | None = None, title: str = "") -> Path:
+    """Write the PNG. ``curves`` maps run -> rows ``{responses, <category>...}`` (None: not run)."""
+    labels = labels or {}
+    fig, axes = plt.subplots(1, len(categories), figsize=(4.2 * len(categories), 3.4), squeeze=False)
+    for ax, cat in zip(axes[0], categories):
+        for run, rows in curves.items():
+            lab = labels.get(run, run)
+            if not rows:
+                ax.plot([], [], linestyle=":", label=f"{lab}: not run" if rows is None else f"{lab}: 0 responses")
+                continue
+            ax.plot([int(r["responses"]) for r in rows], [int(r[cat]) for r in rows], label=lab, drawstyle="steps-post")
+        ax.set_title(cat.capitalize())
+        ax.set_xlabel("number of responses")
+        ax.set_ylabel("confirmed instances")
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=7)
+    if title:
+        fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

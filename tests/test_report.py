@@ -1,0 +1,162 @@
+"""Metrics and report stages on a hand-made run: exact outputs, "not run" for missing runs,
+and no raw value from the fixture in any metrics or report file."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from testleak.privacy import value_hash
+from testleak.records import write_jsonl
+
+ROOT = Path(__file__).resolve().parent.parent
+
+RAW = {
+    "c1": ("email", "alice.w@corpmail.test"),
+    "c2": ("phone", "+14155550199"),
+    "c3": ("username", "zorg_admin77"),
+    "c4": ("password", "Tr0ub4dor&3x!"),
+    "c5": ("email", "bob.k@corpmail.test"),
+}
+RESP_OF = {"c1": "r1", "c2": "r1", "c3": "r2", "c4": "r2", "c5": "r1"}
+REPOS = {"c1": [11, 12], "c2": [12], "c3": [40], "c5": [77]}
+
+
+def _write_run(root: Path, variant: str, statuses: dict, kept: set, confirmed: list):
+    d = root / "data" / "runs" / "ours"
+    qs = {"r1": "q1", "r2": "q2", "r3": "q1"}
+    write_jsonl(d / "responses.jsonl", [
+        {"id": rid, "question_id": qs[rid], "method": "ours", "variant": variant, "status": st, "tests_requested": 5,
+         "tests_text": " ".join(v for c, (_, v) in RAW.items() if RESP_OF[c] == rid)}
+        for rid, st in statuses.items()], kind="response")
+    cands = [c for c in RAW if RESP_OF[c] in statuses]
+    write_jsonl(d / "candidates.jsonl", [
+        {"id": c, "response_id": RESP_OF[c], "test_index": 0, "attribute": RAW[c][0], "value": RAW[c][1],
+         "value_hash": value_hash(RAW[c][1])} for c in cands], kind="candidate")
+    write_jsonl(d / "judged.jsonl", [{"candidate_id": c, "kept": c in kept, "rules": {"ok": True, "reason": "ok"}}
+                                     for c in cands], kind="verdict")
+    write_jsonl(d / "verified.jsonl", [
+        {"candidate_id": c, "k": len(REPOS.get(c, [])), "repo_ids": REPOS.get(c, []),
+         "outcome": "in_window" if c in REPOS else "unverifiable"} for c in cands], kind="hit")
+    write_jsonl(d / "confirmed.jsonl", [
+        {"candidate_id": c, "attribute": RAW[c][0], "value_hash": value_hash(RAW[c][1]), "response_id": RESP_OF[c],
+         "repo_ids": REPOS[c], "policy": "auto"} for c in confirmed], kind="confirmed")
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    root = tmp_path_factory.mktemp("proj")
+    shutil.copy(ROOT / "params.yaml", root / "params.yaml")
+    write_jsonl(root / "data/questions/questions.jsonl", [
+        {"id": "q1", "scenario": "s", "attributes": ["email", "phone"], "text": "t"},
+        {"id": "q2", "scenario": "s", "attributes": ["username", "password"], "text": "t"}], kind="question")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("TESTLEAK_ROOT", str(root))
+    from stages import metrics as mstage
+    from stages import report as rstage
+
+    # ablation variant no_fl first (its keys file stays), then the full pipeline
+    _write_run(root, "no_fl", {"r1": "ok", "r2": "refused"}, {"c1", "c2", "c5"}, ["c1", "c5"])
+    assert mstage.main(["ours"]) == 0
+    _write_run(root, "none", {"r1": "ok", "r2": "ok", "r3": "refused"}, {"c1", "c2", "c3"}, ["c1", "c2", "c3"])
+    assert mstage.main(["ours"]) == 0
+    assert rstage.main([]) == 0
+    yield root
+    mp.undo()
+
+
+def _csv(path):
+    with open(path, encoding="utf-8") as f:
+        return list(csv.reader(f))
+
+
+def test_metrics_json(project):
+    m = json.loads((project / "metrics/ours.json").read_text())
+    params = yaml.safe_load((project / "params.yaml").read_text())
+    assert (m["run"], m["method"], m["variant"], m["policy"], m["model"]) == (
+        "ours", "ours", "none", "auto", params["model"]["name"])
+    assert (m["responses"]["responses"], m["responses"]["refused"]) == (3, 1)
+    assert m["responses"]["refusal_rate"] == pytest.approx(1 / 3)
+    t = m["steps"]["total"]
+    assert (t["test_cases"], t["accepted"], t["candidates"], t["judge"], t["in_window"], t["confirmed"], t["permille"]) == (
+        30, 20, 5, 3, 3, 3, 100.0)
+    assert m["leakage"]["identifiable"] == pytest.approx({"lp1": 1 / 3, "lp2": 1 / 3, "lp3": 0.0, "il2": 1 / 3, "il3": 0.0})
+    assert m["leakage"]["secret"] == pytest.approx({"lp1": 1 / 3, "lp2": 0.0, "lp3": 0.0, "il2": 0.0, "il3": 0.0})
+
+
+def test_plot_csv(project):
+    assert _csv(project / "metrics/plots/ours_confirmed_vs_responses.csv") == [
+        ["responses", "identifiable", "private", "secret", "all"],
+        ["1", "2", "0", "0", "2"], ["2", "2", "0", "1", "3"], ["3", "2", "0", "1", "3"]]
+
+
+def test_report_files_written(project):
+    names = sorted(p.name for p in (project / "reports").iterdir())
+    assert names == sorted(["table2.md", "table2.csv", "table3.md", "table3.csv", "table4.md", "table4.csv",
+                            "figure1.md", "figure1.csv", "figure1.png", "paper_comparison.md"])
+    assert (project / "reports/figure1.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_table2_row(project):
+    rows = _csv(project / "reports/table2.csv")
+    email = next(r for r in rows if r[1] == "Email")
+    assert email == ["identifiable", "Email", "10", "5", "1", "1", "1", "100.0‰"]
+    assert rows[-1][:3] == ["Refusal rate", "", "33.3%"]
+
+
+def test_table3_not_run_and_values(project):
+    rows = _csv(project / "reports/table3.csv")
+    assert ["codexleaks", "codexleaks", "identifiable", "not run", "not run", "not run", "not run", "not run", "not run"] in rows
+    assert ["ours", "ours", "identifiable", "3", "333.33‰", "333.33‰", "0.00‰", "333.33‰", "0.00‰"] in rows
+
+
+def test_table4_ablation(project):
+    rows = {r[0]: r for r in _csv(project / "reports/table4.csv")[1:]}
+    assert rows["no_fl"] == ["no_fl", "✓", "✗", "✓", "1", "2", "1", "50.0%", "33.3%", "40.0%", "50.00%"]
+    assert rows["no_cgq"][4:] == ["not run"] * 7
+    assert rows["none"][4:] == ["-", "-", "-", "-", "-", "-", "33.33%"]
+
+
+def test_paper_comparison(project):
+    text = (project / "reports/paper_comparison.md").read_text(encoding="utf-8")
+    params = yaml.safe_load((project / "params.yaml").read_text())
+    for needle in (params["model"]["name"], params["experiment"]["name"], "GitHub code search", "two authors",
+                   "| Review policy |", "auto", "not run", "21.8‰", "39.3%", "22.55‰", "24.12%", "8 scenarios x 20 questions x 10 tests"):
+        assert needle in text, needle
+    assert "| identifiable | Email | 25.5‰ | 39.2‰ | 100.0‰ | 1 / 10 |" in text
+
+
+def test_no_raw_value_in_outputs(project):
+    files = [p for d in ("reports", "metrics") for p in (project / d).rglob("*") if p.is_file()]
+    assert len(files) >= 14
+    for p in files:
+        data = p.read_bytes()
+        for _, raw in RAW.values():
+            assert raw.encode() not in data, f"{raw!r} leaked into {p}"
+
+
+def test_report_with_no_runs_at_all(tmp_path):
+    from testleak.report import build_reports
+    from testleak.taxonomy import Taxonomy
+
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    runs = params["experiment"]["runs"]
+    files = build_reports(params, {r: None for r in runs}, {r: None for r in runs}, [],
+                          Taxonomy.from_config(params), tmp_path)
+    assert len(files) == 10
+    rows = _csv(tmp_path / "table3.csv")[1:]
+    assert len(rows) == 4 * len(runs) and all(r[3] == "not run" for r in rows)
+    assert "not run" in (tmp_path / "paper_comparison.md").read_text(encoding="utf-8")
+
+
+def test_unknown_run_is_a_clear_error(project):
+    from stages import metrics as mstage
+    from testleak.errors import ConfigError, DataError
+
+    with pytest.raises((ConfigError, DataError), match="nosuch"):
+        mstage.main(["nosuch"])
