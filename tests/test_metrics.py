@@ -104,9 +104,9 @@ def test_step_counts_per_attribute(tax, attr, row):
 @pytest.mark.parametrize(
     "cat, row, mean_attr",
     [
-        ("identifiable", (20, 10, 4, 4, 4, 4, 200.0), 80.0),
+        ("identifiable", (20, 10, 4, 4, 4, 4, 200.0), 200.0),  # mean over attributes with test cases
         ("private", (0, 0, 0, 0, 0, 0, 0.0), 0.0),
-        ("secret", (30, 10, 3, 2, 1, 1, 1000 / 30), 1000 / 15 / 6),
+        ("secret", (30, 10, 3, 2, 1, 1, 1000 / 30), 1000 / 15 / 2),
     ],
 )
 def test_step_counts_per_category(tax, cat, row, mean_attr):

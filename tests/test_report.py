@@ -129,6 +129,9 @@ def test_paper_comparison(project):
                    "| Review policy |", "auto", "not run", "21.8‰", "39.3%", "22.55‰", "24.12%", "8 scenarios x 20 questions x 10 tests"):
         assert needle in text, needle
     assert "| identifiable | Email | 25.5‰ | 39.2‰ | 100.0‰ | 1 / 10 |" in text
+    assert "| ours | identifiable | this repo, run ours | 333.33‰ | 333.33‰ | 0.00‰ | 333.33‰ | 0.00‰ |" in text
+    assert "| no_fl | paper | 57.2 | 41.8 | 5.3 | 91.8% | 57.7% | 70.7% | 58.01% |" in text
+    assert "| no_fl | this repo | 1 | 2 | 1 | 50.0% | 33.3% | 40.0% | 50.00% |" in text
 
 
 def test_no_raw_value_in_outputs(project):

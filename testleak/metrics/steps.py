@@ -14,7 +14,8 @@ Per attribute ``a`` (a response "carries" ``a`` when its question/prompt names i
 - ``permille`` = confirmed / test_cases x 1000.
 
 Categories and the total sum the attribute counts (pooled permille); ``permille_mean_attr``
-is the mean of the attribute permilles, the paper's category average of Sec. 6.2 (3).
+is the mean of the permilles of the category's attributes that had test cases (all of them in
+the paper's setup), the paper's category average of Sec. 6.2 (3).
 Refusal rate = refused / (responses that did not fail with ``error``); errors are
 infrastructure failures, counted separately. Empty inputs give 0 counts and 0.0 rates.
 """
@@ -122,7 +123,8 @@ def step_counts(
     cats = {}
     for cat, members in taxonomy.by_category().items():
         row = _row({k: sum(c[a][k] for a in members) for k in STEPS})
-        row["permille_mean_attr"] = (sum(by_attr[a]["permille"] for a in members) / len(members)) if members else 0.0
+        tested = [a for a in members if by_attr[a]["test_cases"]]
+        row["permille_mean_attr"] = (sum(by_attr[a]["permille"] for a in tested) / len(tested)) if tested else 0.0
         cats[cat] = row
     total = _row({k: sum(c[a][k] for a in attrs) for k in STEPS})
     return {"attributes": by_attr, "categories": cats, "total": total}

@@ -80,9 +80,9 @@ def paper_comparison(params: Mapping, paper: Mapping, metrics: Mapping[str, Mapp
             p = paper["table3"]["methods"][method][cat]
             rows.append([method, cat, "paper"] + [pm(p[k]) for k, _ in LEVELS])
             if m:
-                rows.append([method, cat, f"ours ({prun[0]})"] + [frac_pm(m["leakage"][cat][k]) for k, _ in LEVELS])
+                rows.append([method, cat, f"this repo, run {prun[0]}"] + [frac_pm(m["leakage"][cat][k]) for k, _ in LEVELS])
             else:
-                rows.append([method, cat, f"ours ({prun[0] if prun else 'no run'})"] + [NOT_RUN] * len(LEVELS))
+                rows.append([method, cat, f"this repo, run {prun[0]}" if prun else "this repo (no run configured)"] + [NOT_RUN] * len(LEVELS))
     out.append(md_table(["Method", "Category", "Side"] + [h for _, h in LEVELS], rows))
 
     out.append("\n## Table 4: ablation against the full pipeline, paper vs ours\n")
@@ -93,9 +93,9 @@ def paper_comparison(params: Mapping, paper: Mapping, metrics: Mapping[str, Mapp
                      pc(p["f1"]), pc(p["reject_rate"], 2)])
         s = ablation.get(v)
         if s is None:
-            rows.append([v, "ours"] + [NOT_RUN] * 7)
+            rows.append([v, "this repo"] + [NOT_RUN] * 7)
         else:
-            rows.append([v, "ours", num(s["tp"]), num(s["fn"]), num(s["fp"]), pct(s["precision"]), pct(s["recall"]),
+            rows.append([v, "this repo", num(s["tp"]), num(s["fn"]), num(s["fp"]), pct(s["precision"]), pct(s["recall"]),
                          pct(s["f1"]), pct(s["reject_rate"], 2)])
     out.append(md_table(["Variant", "Side", "TP", "FN", "FP", "Precision", "Recall", "F1", "Reject rate"], rows))
     return "\n".join(out)
