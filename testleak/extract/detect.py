@@ -149,8 +149,12 @@ def is_ssn(v: str) -> bool:
     return bool(_SSN.match(v)) and _ssn.is_valid(v)
 
 
+# dates and the SSN grouping ddd-dd-dddd are never read as phone numbers
+_DATE_SHAPE = re.compile(r"^\d{4}[-/.]\d{1,2}[-/.]\d{1,2}$|^\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}$|^\d{3}-\d{2}-\d{4}$")
+
+
 def _phone_parse(v: str, regions=PHONE_REGIONS, *, valid: bool):
-    if not _PHONE_PRE.match(v):
+    if not _PHONE_PRE.match(v) or _DATE_SHAPE.match(v):
         return None
     digits = sum(ch.isdigit() for ch in v)
     if not 7 <= digits <= 15:
@@ -250,8 +254,15 @@ def _check_dob(v: str, k: str) -> bool:
     return d is not None and _dt.date(1900, 1, 1) <= d <= _dt.date.today()
 
 
+def _last_part(k: str) -> str:
+    n = normalize_identifier(k or "")
+    return n.rsplit("_", 1)[-1] if n else ""
+
+
 def _check_identity(v: str, k: str) -> bool:
     s = v.strip()
+    if _SSN.match(s):  # an SSN-formatted value must be a valid SSN
+        return _ssn.is_valid(s)
     return bool(_IDCHARS.match(s)) and sum(c.isdigit() for c in s) >= 4
 
 
@@ -262,8 +273,11 @@ def _check_text(v: str, k: str) -> bool:
 
 def _check_bank(v: str, k: str) -> bool:
     s = v.strip()
-    if is_iban(s) or _bic.is_valid(s):
-        return True
+    last = _last_part(k)
+    if last == "iban":
+        return is_iban(s)
+    if last in ("swift", "bic"):
+        return _bic.is_valid(s)
     return 2 <= len(s) <= 100 and bool(_ALNUM.search(s))
 
 
@@ -286,8 +300,7 @@ def _check_secret(v: str, k: str) -> bool:
 
 def _check_card(v: str, k: str) -> bool:
     s = v.strip()
-    nk = normalize_identifier(k)
-    last = nk.split("_")[-1] if nk else ""
+    last = _last_part(k)
     if last in ("cvv", "cvc", "cvv2", "csc"):
         return s.isdigit() and len(s) in (3, 4)
     if last in ("expiry", "expiration", "exp"):
@@ -312,6 +325,7 @@ CHECKS = {
 }
 # the pattern name reported when a keyed value passes a check that is a shape
 _KEY_PATTERN = {"email": "email", "phone": "phone", "credit_card": "luhn", "date_of_birth": "date"}
+# (a keyed IBAN is reported as "lexicon": the key decided, the checksum only confirmed)
 
 
 class Detector:
@@ -353,9 +367,8 @@ class Detector:
         if a is not None:
             check = CHECKS.get(a, _check_text)
             if check(v, key):
-                if a == "card" or a == "credit_card":
-                    ks = normalize_identifier(key).split("_")[-1]
-                    return a, ("lexicon" if ks in ("cvv", "cvc", "cvv2", "csc", "expiry", "expiration", "exp") else "luhn")
+                if a == "credit_card" and _last_part(key) in ("cvv", "cvc", "cvv2", "csc", "expiry", "expiration", "exp"):
+                    return a, "lexicon"
                 return a, _KEY_PATTERN.get(a, "lexicon")
         # 4. weak shapes
         has_digit = any(c.isdigit() for c in s)
