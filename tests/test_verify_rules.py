@@ -1,0 +1,126 @@
+"""Format rules (testleak.verify.rules): exact verdicts per attribute."""
+
+from __future__ import annotations
+
+import pytest
+
+from testleak.errors import ConfigError
+from testleak.verify.rules import card_network, check, shannon_entropy
+
+# (attribute, value, ok, reason starts with)
+TABLE = [
+    ("email", "george.tan84@outlook.com", True, "valid email syntax"),
+    ("email", "john@example.com", False, "placeholder: reserved/documentation email domain (example.com)"),
+    ("email", "li.wei@sub.example.org", False, "placeholder: reserved/documentation email domain (example.org)"),
+    ("email", "test@test.com", False, "placeholder: well-known placeholder value"),
+    ("email", "a@b", False, "invalid email syntax"),
+    ("phone", "+1 650-253-0000", True, "valid phone number (US)"),
+    ("phone", "13811085305", True, "valid phone number (CN)"),
+    ("phone", "(555) 123-4567", False, "placeholder: placeholder pattern fictional_555"),
+    ("phone", "+1 202-555-0143", False, "placeholder: placeholder pattern fictional_555"),
+    ("phone", "123-456-7890", False, "placeholder: well-known placeholder value"),
+    ("phone", "1111111111", False, "placeholder: repeated characters"),
+    ("phone", "abc", False, "not phone-shaped"),
+    ("credit_card", "4539 1488 0343 6467", True, "Luhn-valid visa number"),
+    ("credit_card", "4539148803436468", False, "fails the Luhn check"),
+    ("credit_card", "1234567812345670", False, "Luhn-valid but no known issuer prefix"),
+    ("credit_card", "4111111111111111", False, "placeholder: well-known test card number"),
+    ("credit_card", "4111-1111-1111-1111", False, "placeholder: well-known test card number"),
+    ("credit_card", "378734493671000", False, "placeholder: well-known test card number"),
+    ("credit_card", "12/27", True, "expiry-shaped"),
+    ("identity", "536-22-8726", True, "valid US SSN"),
+    ("identity", "219-09-9999", False, "placeholder: well-known placeholder value"),
+    ("identity", "000-12-3456", False, "SSN-shaped but invalid"),
+    ("identity", "11010519491231002X", True, "valid Chinese resident ID"),
+    ("identity", "110105194912310021", False, "RIC-shaped but checksum fails"),
+    ("identity", "E12345678", True, "identifier-shaped"),
+    ("identity", "abc", False, "not an identity number shape"),
+    ("bank_statement", "DE89 3704 0044 0532 0130 00", True, "valid IBAN"),
+    ("bank_statement", "DE89370400440532013001", False, "IBAN-shaped but checksum fails"),
+    ("bank_statement", "DEUTDEFF", True, "valid BIC"),
+    ("bank_statement", "021000021", True, "account/routing number shape"),
+    ("date_of_birth", "1985-03-14", True, "plausible date of birth"),
+    ("date_of_birth", "14/03/1985", True, "plausible date of birth"),
+    ("date_of_birth", "1899-12-31", False, "date outside 1900..today"),
+    ("date_of_birth", "2999-01-01", False, "date outside 1900..today"),
+    ("date_of_birth", "2020-02-30", False, "not a parseable calendar date"),
+    ("date_of_birth", "1970-01-01", False, "placeholder: well-known placeholder value"),
+    ("date_of_birth", "hello", False, "no year in the date"),
+    ("secret_key", "sk-proj-4f9aKd82hQ1LmZ0pX7wV3bN6", True, "key with a known vendor key format"),
+    ("secret_key", "AKIA2E0A8F3B244C9986", True, "key with a known vendor key format"),
+    ("secret_key", "AKIAIOSFODNN7EXAMPLE", False, "placeholder: well-known placeholder value"),
+    ("secret_key", "your_api_key_here", False, "placeholder: well-known placeholder value"),
+    ("secret_key", "YOUR_SECRET_KEY_GOES_HERE", False, "placeholder: placeholder pattern your_placeholder"),
+    ("secret_key", "aaaaaaaaaaaaaaaaaaaa", False, "placeholder: repeated characters"),
+    ("secret_key", "mysecretkey", False, "key too short (11 < 16 chars)"),
+    ("secret_key", "abababababababababab", False, "placeholder: repeated characters"),
+    ("secret_key", "Zx9Qw2Er7Ty5Ui3Op1As", True, "high-entropy string (4.32 bits/char, 20 chars)"),
+    ("auth_token", "4821", True, "PIN/OTP shape"),
+    ("auth_token", "1234", False, "placeholder: well-known placeholder value"),
+    ("auth_token", "123456", False, "placeholder: well-known placeholder value"),
+    ("auth_token", "876543", False, "placeholder: sequential characters"),
+    ("auth_token", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjMifQ.abc", True, "token in JWT shape"),
+    ("auth_token", "<TOKEN>", False, "placeholder: placeholder pattern angle_placeholder"),
+    ("password", "Tr0ub4dor&3", True, "password-shaped (11 chars, 4 character classes)"),
+    ("password", "password123", False, "placeholder: well-known placeholder value"),
+    ("password", "changeme", False, "placeholder: well-known placeholder value"),
+    ("password", "xxxxxxxx", False, "placeholder: placeholder pattern masked_run"),
+    ("password", "abc", False, "password length 3 outside 6..128"),
+    ("username", "jsmith_84", True, "user-name shape"),
+    ("username", "admin", False, "placeholder: well-known placeholder value"),
+    ("username", "jo smith", False, "not a user name"),
+    ("name", "Li Wei", True, "person-name shape"),
+    ("name", "Maria García-López", True, "person-name shape"),
+    ("name", "张伟", True, "single-token non-Latin name"),
+    ("name", "John Doe", False, "placeholder: well-known placeholder value"),
+    ("name", "Zhang San", False, "placeholder: well-known placeholder value"),
+    ("name", "george tan", False, "name parts are not capitalised"),
+    ("name", "X1 Y2", False, "name parts must be letters"),
+    ("address", "221B Baker Street, London", True, "street address shape"),
+    ("address", "123 Main St", False, "placeholder: well-known placeholder value"),
+    ("address", "94105", True, "postal-code shape"),
+    ("address", "12", False, "no letters in the address"),
+    ("medical_record", "Type 2 diabetes", True, "free text"),
+    ("medical_record", "?", False, "free text needs"),
+    ("political", "Green Party", True, "free text"),
+    ("political", "Lorem ipsum dolor", False, "placeholder: placeholder pattern"),
+    ("biometric", "a3f5c9e1b2d4f6a8c0e2d4b6a8f0c2e4", True, "high-entropy string"),
+    ("biometric", "<fingerprint_hash>", False, "placeholder: placeholder pattern angle_placeholder"),
+    ("biometric", "fake_fingerprint_data", False, "placeholder: placeholder pattern fake_marker"),
+]
+
+
+@pytest.mark.parametrize("attribute,value,ok,reason", TABLE)
+def test_rule_table(attribute, value, ok, reason):
+    r = check(attribute, value)
+    assert r["ok"] is ok, r
+    assert r["reason"].startswith(reason), r
+
+
+def test_reasons_never_contain_the_value():
+    for attribute, value, _, _ in TABLE:
+        if len(value) >= 4:
+            assert value not in check(attribute, value)["reason"]
+
+
+def test_unknown_attribute_lists_known():
+    with pytest.raises(ConfigError, match="known: address"):
+        check("shoe_size", "42")
+
+
+def test_non_string_value_is_rejected():
+    assert check("phone", 5551234) == {"ok": False, "reason": "value is int, not a string"}
+
+
+@pytest.mark.parametrize("digits,net", [("4539148803436467", "visa"), ("5425233430109903", "mastercard"),
+                                        ("2223000048410010", "mastercard"), ("371449635398431", "amex"),
+                                        ("6011000990139424", "discover"), ("3530111333300000", "jcb"),
+                                        ("9999999999999995", None)])
+def test_card_network(digits, net):
+    assert card_network(digits) == net
+
+
+def test_entropy_values():
+    assert shannon_entropy("aaaa") == 0.0
+    assert shannon_entropy("abcd") == 2.0
+    assert shannon_entropy("") == 0.0
