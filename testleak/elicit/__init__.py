@@ -10,7 +10,7 @@
 
 from .code import CodeBlock, extract_code_blocks, guess_language, normalize_language
 from .functions import FunctionUnit, find_units, select_functions
-from .prompts import code_prompt, format_hints, prompt_text, test_messages, test_prompt
+from .prompts import code_prompt, format_hints, prompt_text, turn2_messages, turn2_prompt
 from .questions import (QuestionStats, generate_questions, generic_questions, normalize_task, parse_task_list,
                         question_id, question_prompt)
 from .refusal import detect_refusal
@@ -20,7 +20,7 @@ from .responses import (ElicitSettings, elicit, questions_for_run, response_id, 
 __all__ = [
     "CodeBlock", "extract_code_blocks", "guess_language", "normalize_language",
     "FunctionUnit", "find_units", "select_functions",
-    "code_prompt", "format_hints", "prompt_text", "test_messages", "test_prompt",
+    "code_prompt", "format_hints", "prompt_text", "turn2_messages", "turn2_prompt",
     "QuestionStats", "generate_questions", "generic_questions", "normalize_task", "parse_task_list",
     "question_id", "question_prompt",
     "detect_refusal",

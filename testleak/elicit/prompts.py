@@ -76,7 +76,7 @@ def format_hints(hints: Mapping[str, Mapping[str, Sequence]], taxonomy: Taxonomy
     return "\n\n".join(parts)
 
 
-def test_prompt(k: int, hints: Mapping | None, taxonomy: Taxonomy, *, attributes: Sequence[str] = (),
+def turn2_prompt(k: int, hints: Mapping | None, taxonomy: Taxonomy, *, attributes: Sequence[str] = (),
                 test_generation: bool = True) -> str:
     """Turn-2 user message: the Fig. 7 test request (or the no_tg value request) + hints."""
     if test_generation:
@@ -94,7 +94,7 @@ def function_message(functions: Sequence[Mapping]) -> str:
                        for f in functions)
 
 
-def test_messages(turn1_messages: Sequence[Mapping], functions: Sequence[Mapping], user_prompt: str) -> list[dict]:
+def turn2_messages(turn1_messages: Sequence[Mapping], functions: Sequence[Mapping], user_prompt: str) -> list[dict]:
     """Turn-2 conversation: turn-1 user message, assistant g, user test request."""
     return [dict(m) for m in turn1_messages] + [
         {"role": "assistant", "content": function_message(functions)},

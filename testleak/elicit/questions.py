@@ -12,7 +12,7 @@ apart) and the attributes by their taxonomy keys (identifier-like, as in the pap
 The answer is parsed as a list (``1.``, ``1)``, ``-``, ``*``, bold titles followed by
 descriptions, markdown headings with paragraphs, nested detail bullets merged into their
 task); preamble and closing prose are dropped, and so are empty and duplicate tasks
-(compared after normalisation).  When fewer than N distinct tasks come back the question
+(compared after normalisation); a refused answer counts as a refusal, not as tasks.  When fewer than N distinct tasks come back the question
 LLM is asked again with the next sample index, at most ``max_tries`` times; the shortfall
 is reported, never hidden.  A question's id is a hash of scenario and normalised text, so
 it is stable across reruns (the gateway cache returns the same text).
@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..taxonomy import Scenario, Taxonomy
+from .refusal import detect_refusal
 
 QUESTION_TEMPLATE = (
     "As a privacy risk analyst, you are tasked with exploring the potential privacy "
@@ -182,6 +183,7 @@ class QuestionStats:
     received: int = 0
     kept: int = 0
     attempts: int = 0
+    refusals: int = 0
     errors: list[str] = field(default_factory=list)
 
     @property
@@ -190,7 +192,7 @@ class QuestionStats:
 
     def to_dict(self) -> dict:
         return {"scenario": self.scenario, "requested": self.requested, "received": self.received,
-                "kept": self.kept, "attempts": self.attempts, "shortfall": self.shortfall,
+                "kept": self.kept, "attempts": self.attempts, "refusals": self.refusals, "shortfall": self.shortfall,
                 "errors": list(self.errors)}
 
 
@@ -221,6 +223,9 @@ def generate_questions(taxonomy: Taxonomy, scenarios, n: int, gw, *, max_tries: 
             st.attempts += 1
             if c.status != "ok":
                 st.errors.append(f"sample {t}: {c.error_kind or 'error'}: {c.error}")
+                continue
+            if detect_refusal(c.text):
+                st.refusals += 1
                 continue
             tasks = parse_task_list(c.text)
             st.received += len(tasks)

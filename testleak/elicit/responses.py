@@ -39,7 +39,7 @@ from ..errors import ConfigError
 from ..taxonomy import Taxonomy
 from .code import extract_code_blocks
 from .functions import find_units, select_functions
-from .prompts import code_prompt, prompt_text, test_messages, test_prompt
+from .prompts import code_prompt, prompt_text, turn2_messages, turn2_prompt
 from .questions import generic_questions
 from .refusal import detect_refusal
 
@@ -207,9 +207,9 @@ def elicit(questions: list[dict], settings: ElicitSettings, taxonomy: Taxonomy, 
             for f in funcs:
                 attrs += [a for a in f.attributes if a not in attrs]
             rec["hints"] = sample_attribute_hints(library, attrs, settings, rec["id"])
-            user2 = test_prompt(settings.tests_per_function, rec["hints"]["by_attribute"], taxonomy,
+            user2 = turn2_prompt(settings.tests_per_function, rec["hints"]["by_attribute"], taxonomy,
                                 attributes=attrs, test_generation=settings.test_generation)
-            m2 = test_messages(m, rec["functions"], user2)
+            m2 = turn2_messages(m, rec["functions"], user2)
             rec["prompt_text"] = prompt_text(m2)
             pending.append((rec, m2))
         outs2 = gw.chat_many([ChatRequest(m2, sample=0, params=extra) for _, m2 in pending],
