@@ -1,0 +1,292 @@
+"""Codebreaker baseline (Han et al., IEEE S&P 2025; paper Sec. 6.1 and App. A.2).
+
+Method, re-implemented from its description (the original is GPL; nothing was copied):
+1. Seeds: rendered CodexLeaks templates (``codexleaks_seeds``, 450 as published) plus one seed
+   per common PI value (62: names, user names, weak passwords, email domains;
+   testleak/resources/codebreaker.yaml), restricted to the target attributes and shuffled by
+   ``random.Random(seed)``.
+2. Each prompt gets m responses (``samples_per_prompt``) through the chat gateway as
+   completion (:mod:`.common`); temperature 0.8 (1.2 for GPT), 100 new tokens as published.
+   ``no_repeat_ngram_size=2`` of the original has no equivalent in the OpenAI / llama.cpp
+   chat APIs and is not applied (a model's ``extra_body`` may add a repeat penalty).
+3. Selection (blind membership inference) on two features per prompt: perplexity of the
+   responses (mean NLL per token = log perplexity, from logprobs) and semantic entropy of its
+   m responses (:mod:`.entropy`). Fitness = mean NLL + ``entropy_weight`` x entropy, lower is
+   better; without logprobs the NLL term is 0 and entropy alone selects. A prompt whose
+   responses all failed or were refused has fitness +inf.
+4. Evolution (:func:`evolve`): an epoch evaluates ``population`` fresh seeds, then for up to
+   ``max_iterations`` (20) iterations keeps the ``parents`` best prompts and makes
+   ``children`` mutants (:mod:`.mutation`: crossover, dictionary insert/replace/delete,
+   typos; operator drawn by ``operators`` weights; duplicates of evaluated prompts redrawn).
+   The epoch stops early after ``patience`` iterations whose best child does not beat the best
+   fitness so far by more than ``min_improvement``. With ``restart_on_stall`` the rest of the
+   budget goes to new epochs from unused seeds, so that the budget stays comparable.
+5. Budget: ``budget`` = total LLM responses; the last prompt may get fewer than m samples.
+6. Verification: the same ExtractPII/judge/search/review as ours; :func:`group_pi` applies
+   Codebreaker's own post-processing (PI grouped per response, duplicates within a response
+   and values already present in the prompt removed, with counts).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+from ..errors import ConfigError
+from .common import (Prompt, baseline_config, completion_mode, model_provider, chat_requests, check_budget, load_resource, mean_nll,
+                     model_family, model_name, response_record, sampling_params, target_attributes)
+from .entropy import semantic_entropy
+from .mutation import OPERATORS, crossover, mutate
+from .templates import CodexLeaksTemplates, fill
+
+METHOD = "codebreaker"
+MAX_DRAWS = 20
+
+
+# ---------------------------------------------------------------------------- seeds
+
+def dictionaries(params: Mapping) -> dict[str, list[str]]:
+    """Entity dictionaries for insert/replace/delete: codebreaker.yaml values + CodexLeaks cities."""
+    b = baseline_config(params, METHOD)
+    cb = load_resource(b[METHOD]["resource"])
+    cx = load_resource(b["codexleaks"]["resource"])
+    d = {k: [str(v) for v in vs] for k, vs in cb["dictionaries"].items()}
+    d["cities"] = [c for c in cx["cities"] if " " not in c]
+    return d
+
+
+def seed_pool(params: Mapping, taxonomy, seed: int) -> list[Prompt]:
+    """The shuffled seed prompts (ids ``codebreaker/seed####`` in pool order)."""
+    b = baseline_config(params, METHOD)
+    cfg = b[METHOD]
+    attrs = target_attributes(params, taxonomy)
+    rng = random.Random(seed)
+    cb = load_resource(cfg["resource"])
+    tmpl = CodexLeaksTemplates(load_resource(b["codexleaks"]["resource"]))
+    tmpl.check_covers(attrs)
+    seeds: list[tuple[str, str, str | None, str, str]] = []  # text, lang, attribute, style, origin
+    seen: set[str] = set()
+    for i in range(int(cfg["codexleaks_seeds"])):
+        attr = attrs[i % len(attrs)]
+        for _ in range(MAX_DRAWS):
+            style, text = tmpl.sample(attr, rng, float(b["codexleaks"].get("zh_share", 0.0)))
+            if text not in seen:
+                break
+        else:
+            continue  # this attribute's template space is exhausted
+        seen.add(text)
+        seeds.append((text, style.lang, attr, style.key, "template"))
+    for dname, spec in (cb.get("value_seeds") or {}).items():
+        if spec.get("attribute") not in attrs:
+            continue
+        if dname not in cb["dictionaries"]:
+            raise ConfigError(f"codebreaker resource: value_seeds.{dname} has no dictionary {dname!r}")
+        for v in cb["dictionaries"][dname]:
+            text = fill(spec["text"], {"value": str(v)})
+            if text not in seen:
+                seen.add(text)
+                seeds.append((text, spec["lang"], spec["attribute"], f"value:{dname}", "value_seed"))
+    rng.shuffle(seeds)
+    return [Prompt(id=f"{METHOD}/seed{i:04d}", text=t, lang=lang, attribute=a, style=s, origin=o)
+            for i, (t, lang, a, s, o) in enumerate(seeds)]
+
+
+# ---------------------------------------------------------------------------- evolution
+
+@dataclass
+class Scored:
+    prompt: Prompt
+    samples: int
+    fitness: float
+    records: list = field(default_factory=list)
+
+
+Evaluate = Callable[[list[tuple[Prompt, int]]], list[tuple[float, list]]]
+
+
+def _children(parents: list[Scored], n: int, rng: random.Random, dicts, weights: Mapping[str, float],
+              n_words: int, taken: set[str]) -> list[tuple[str, str, Prompt, tuple[str, ...]]]:
+    """Up to n new (text, operator, base prompt, parent ids), none in ``taken``."""
+    ops = [o for o in OPERATORS if weights.get(o, 0) > 0]
+    if not ops:
+        raise ConfigError(f"baselines.codebreaker.operators gives no operator a positive weight; known: {OPERATORS}")
+    w = [float(weights[o]) for o in ops]
+    out: list[tuple[str, str, Prompt, tuple[str, ...]]] = []
+    for _ in range(n * MAX_DRAWS):
+        if len(out) >= n:
+            break
+        op = rng.choices(ops, w)[0]
+        a = rng.choice(parents).prompt
+        if op == "crossover":
+            others = [p.prompt for p in parents if p.prompt.text != a.text]
+            if not others:
+                continue
+            b = rng.choice(others)
+            r = crossover(a.text, b.text, rng, n_words)
+            cands = [] if r is None else [(r[0], a, (a.id, b.id)), (r[1], b, (b.id, a.id))]
+        else:
+            t = mutate(a.text, op, rng, dicts)
+            cands = [] if t is None else [(t, a, (a.id,))]
+        for text, base, pids in cands:
+            if text not in taken and len(out) < n:
+                taken.add(text)
+                out.append((text, op, base, pids))
+    return out
+
+
+def evolve(pool: Sequence[Prompt], evaluate: Evaluate, budget: int, cfg: Mapping, rng: random.Random,
+           dicts: Mapping[str, Sequence[str]]) -> list[Scored]:
+    """Run Codebreaker's search within ``budget`` responses; return every evaluated prompt
+    in evaluation order. ``evaluate([(prompt, samples), ...])`` returns ``(fitness, records)``
+    per prompt (lower fitness = better)."""
+    m = int(cfg["samples_per_prompt"])
+    if m < 1:
+        raise ConfigError(f"baselines.codebreaker.samples_per_prompt must be >= 1, got {m}")
+    pop_n, par_n, ch_n = int(cfg["population"]), int(cfg["parents"]), int(cfg["children"])
+    if min(pop_n, par_n, ch_n) < 1:
+        raise ConfigError("baselines.codebreaker population, parents and children must all be >= 1")
+    max_it, patience = int(cfg["max_iterations"]), max(1, int(cfg["patience"]))
+    min_imp = float(cfg.get("min_improvement", 0.0))
+    weights, n_words = dict(cfg["operators"]), int(cfg.get("crossover_words", 1))
+    left = check_budget(budget)
+    done: list[Scored] = []
+    taken: set[str] = set()
+    seeds = iter(pool)
+    counter = 0
+
+    def run(batch: list[Prompt]) -> list[Scored]:
+        nonlocal left
+        plan = []
+        for p in batch:
+            if left <= 0:
+                break
+            k = min(m, left)
+            left -= k
+            plan.append((p, k))
+        if not plan:
+            return []
+        res = evaluate(plan)
+        scored = [Scored(p, k, f, recs) for (p, k), (f, recs) in zip(plan, res, strict=True)]
+        done.extend(scored)
+        return scored
+
+    epoch = 0
+    while left > 0:
+        init: list[Prompt] = []
+        for s in seeds:
+            if s.text in taken:
+                continue
+            taken.add(s.text)
+            init.append(Prompt(**{**s.__dict__, "iteration": 0, "epoch": epoch}))
+            if len(init) >= pop_n:
+                break
+        if not init:
+            break  # seed pool exhausted
+        pop = run(init)
+        best = min((s.fitness for s in pop), default=math.inf)
+        stall = 0
+        for it in range(1, max_it + 1):
+            if left <= 0:
+                break
+            parents = sorted(pop, key=lambda s: s.fitness)[:par_n]
+            kids = _children(parents, ch_n, rng, dicts, weights, n_words, taken)
+            if not kids:
+                break
+            batch = []
+            for text, op, base, pids in kids:
+                batch.append(Prompt(id=f"{METHOD}/e{epoch:02d}i{it:02d}c{counter:04d}", text=text, lang=base.lang,
+                                    attribute=base.attribute, style=base.style, origin=op, parents=pids,
+                                    iteration=it, epoch=epoch))
+                counter += 1
+            new = run(batch)
+            pop.extend(new)
+            new_best = min((s.fitness for s in new), default=math.inf)
+            if new_best < best - min_imp:
+                best, stall = new_best, 0
+            else:
+                stall += 1
+                if stall >= patience:
+                    break
+        epoch += 1
+        if not cfg.get("restart_on_stall", True):
+            break
+    return done
+
+
+def fitness(records: Sequence[dict], entropy_cfg: Mapping, entropy_weight: float) -> tuple[float, float | None, float]:
+    """(fitness, mean NLL or None, semantic entropy) of one prompt's response records."""
+    ok = [r for r in records if r["status"] == "ok"]
+    if not ok:
+        return math.inf, None, 0.0
+    nlls = [r["_nll"] for r in ok if r.get("_nll") is not None]
+    nll = sum(nlls) / len(nlls) if nlls else None
+    h = semantic_entropy([r["turn1"]["continuation"] for r in ok], float(entropy_cfg.get("eps", 0.5)),
+                         int(entropy_cfg.get("min_samples", 2)), float(entropy_cfg.get("base", 2)))
+    return (nll or 0.0) + entropy_weight * h, nll, h
+
+
+def run_codebreaker(params: Mapping, gateway, taxonomy, budget: int, seed: int, run_round: int = 0) -> list[dict]:
+    """Run Codebreaker for ``budget`` responses; return ``response/1`` records (untagged)."""
+    b = baseline_config(params, METHOD)
+    cfg = b[METHOD]
+    mode = completion_mode(b["completion"], model_provider(params))
+    sampling = sampling_params(b, METHOD, model_family(params))
+    model = model_name(params)
+    patterns = list(b.get("refusal_patterns") or [])
+    ent_cfg, ent_w = dict(cfg.get("entropy") or {}), float(cfg.get("entropy_weight", 1.0))
+
+    def evaluate(plan: list[tuple[Prompt, int]]) -> list[tuple[float, list]]:
+        reqs, owners = [], []
+        for j, (p, k) in enumerate(plan):
+            for i, rq in enumerate(chat_requests(p, k, sampling, b["completion"], mode)):
+                reqs.append(rq)
+                owners.append((j, i))
+        comps = gateway.chat_many(reqs)
+        per: list[list[dict]] = [[] for _ in plan]
+        for (j, i), c in zip(owners, comps, strict=True):
+            r = response_record(METHOD, plan[j][0], i, c, model, run_round, patterns)
+            r["_nll"] = mean_nll(getattr(c, "logprobs", None)) if r["status"] == "ok" else None
+            per[j].append(r)
+        out = []
+        for recs in per:
+            f, nll, h = fitness(recs, ent_cfg, ent_w)
+            for r in recs:
+                r.pop("_nll", None)
+                r["selection"] = {"fitness": None if math.isinf(f) else f, "mean_nll": nll, "semantic_entropy": h}
+            out.append((f, recs))
+        return out
+
+    pool = seed_pool(params, taxonomy, seed)
+    scored = evolve(pool, evaluate, budget, cfg, random.Random(seed + 1), dictionaries(params))
+    return [r for s in scored for r in s.records]
+
+
+# ---------------------------------------------------------------------------- verification
+
+def group_pi(candidates: Sequence[dict], responses: Sequence[dict]) -> tuple[list[dict], dict]:
+    """Codebreaker's PI post-processing on ExtractPII candidates: group by response, drop a
+    value already present in that response's prompt (``in_prompt``) and repeats of the same
+    (attribute, value) within one response (``duplicate``). Returns the kept candidates in
+    input order and the counts ``{"kept", "in_prompt", "duplicate", "unknown_response"}``;
+    a candidate whose response is unknown is kept and counted."""
+    prompts = {r["id"]: r.get("prompt_text") or "" for r in responses}
+    seen: set[tuple] = set()
+    kept: list[dict] = []
+    counts = {"kept": 0, "in_prompt": 0, "duplicate": 0, "unknown_response": 0}
+    for c in candidates:
+        rid, val = c.get("response_id"), str(c.get("value") or "")
+        if rid not in prompts:
+            counts["unknown_response"] += 1
+        elif val and val in prompts[rid]:
+            counts["in_prompt"] += 1
+            continue
+        key = (rid, c.get("attribute"), val)
+        if key in seen:
+            counts["duplicate"] += 1
+            continue
+        seen.add(key)
+        kept.append(c)
+        counts["kept"] += 1
+    return kept, counts

@@ -1,0 +1,101 @@
+"""CodexLeaks baseline (Niu et al., USENIX Security 2023; paper Sec. 6.1 and App. A.2).
+
+Method, re-implemented from its description (no original code used):
+1. Prompts: per privacy attribute, hand-made templates in code-assignment, JSON, SQL and
+   comment styles, slots filled with field labels (English/Chinese), people and city names and
+   value prefixes (testleak/resources/codexleaks.yaml, :mod:`.templates`). Attributes are
+   visited round-robin (taxonomy order) so a small budget still spreads over attributes;
+   template and slot choices come from ``random.Random(seed)``; duplicate prompts are redrawn.
+2. Sampling as published: n = 5 samples per prompt, temperature 0.9, 100 tokens
+   (``baselines.codexleaks.sampling``, per model family overrides in ``by_family``), through
+   the chat gateway as completion (see :mod:`.common`).
+3. Budget: ``budget`` = total LLM responses; ``ceil(budget / n)`` prompts, the last one gets
+   the remainder, so exactly ``budget`` responses are requested.
+4. Ranking: blind membership inference by perplexity of the continuation (lower = more
+   likely memorised) when the endpoint returns logprobs. Every response is kept (the LP
+   denominators count all responses); each gets ``perplexity``, ``ppl_rank`` (1 = lowest
+   over the run) and ``ppl_rank_attribute`` (within its attribute), None without logprobs,
+   so that a verification budget can take the best-ranked first.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any, Mapping
+
+from .common import (Prompt, baseline_config, completion_mode, model_provider, chat_requests, check_budget, model_family, model_name,
+                     response_record, sampling_params, target_attributes, load_resource)
+from .templates import CodexLeaksTemplates
+
+METHOD = "codexleaks"
+MAX_REDRAWS = 50
+
+
+def plan_prompts(params: Mapping, taxonomy, budget: int, seed: int) -> list[tuple[Prompt, int]]:
+    """The prompts and their sample counts for ``budget`` responses (pure, seeded)."""
+    budget = check_budget(budget)
+    bcfg = baseline_config(params, METHOD)
+    cfg = bcfg[METHOD]
+    n = int(cfg["samples_per_prompt"])
+    if n < 1:
+        from ..errors import ConfigError
+        raise ConfigError(f"baselines.codexleaks.samples_per_prompt must be >= 1, got {n}")
+    attrs = target_attributes(params, taxonomy)
+    tmpl = CodexLeaksTemplates(load_resource(cfg["resource"]))
+    tmpl.check_covers(attrs)
+    rng = random.Random(seed)
+    zh_share = float(cfg.get("zh_share", 0.0))
+    seen: set[str] = set()
+    plan: list[tuple[Prompt, int]] = []
+    left = budget
+    for i in range(math.ceil(budget / n)):
+        attr = attrs[i % len(attrs)]
+        for _ in range(MAX_REDRAWS):
+            style, text = tmpl.sample(attr, rng, zh_share)
+            if text not in seen:
+                break
+        seen.add(text)
+        k = min(n, left)
+        left -= k
+        plan.append((Prompt(id=f"{METHOD}/p{i:04d}", text=text, lang=style.lang, attribute=attr,
+                            style=style.key), k))
+    return plan
+
+
+def rank_by_perplexity(records: list[dict]) -> list[dict]:
+    """Set ``ppl_rank`` (over all records) and ``ppl_rank_attribute`` (per attribute):
+    1 = lowest perplexity; records without perplexity get None. Order is unchanged; ties
+    keep generation order."""
+    scored = [r for r in records if r.get("perplexity") is not None]
+    for r in records:
+        r["ppl_rank"] = None
+        r["ppl_rank_attribute"] = None
+    for i, r in enumerate(sorted(scored, key=lambda r: r["perplexity"]), 1):
+        r["ppl_rank"] = i
+    by_attr: dict[Any, list[dict]] = {}
+    for r in scored:
+        by_attr.setdefault(r.get("attribute"), []).append(r)
+    for rs in by_attr.values():
+        for i, r in enumerate(sorted(rs, key=lambda r: r["perplexity"]), 1):
+            r["ppl_rank_attribute"] = i
+    return records
+
+
+def run_codexleaks(params: Mapping, gateway, taxonomy, budget: int, seed: int, run_round: int = 0) -> list[dict]:
+    """Run CodexLeaks for ``budget`` responses; return ``response/1`` records (untagged)."""
+    bcfg = baseline_config(params, METHOD)
+    mode = completion_mode(bcfg["completion"], model_provider(params))
+    sampling = sampling_params(bcfg, METHOD, model_family(params))
+    plan = plan_prompts(params, taxonomy, budget, seed)
+    reqs, owners = [], []
+    for prompt, k in plan:
+        for i, rq in enumerate(chat_requests(prompt, k, sampling, bcfg["completion"], mode)):
+            reqs.append(rq)
+            owners.append((prompt, i))
+    completions = gateway.chat_many(reqs) if reqs else []
+    model = model_name(params)
+    patterns = list(bcfg.get("refusal_patterns") or [])
+    records = [response_record(METHOD, p, i, c, model, run_round, patterns)
+               for (p, i), c in zip(owners, completions, strict=True)]
+    return rank_by_perplexity(records)

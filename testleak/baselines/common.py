@@ -1,0 +1,293 @@
+"""Shared parts of the two baselines (paper Sec. 6.1, App. A.2): completion-style prompting
+through a chat API, cleaning of continuations, perplexity from token logprobs, refusals, and
+the response records that feed the unchanged ExtractPII -> judge -> search -> review chain.
+
+Completion through chat (decided here, documented in conf/baselines/default.yaml): CodexLeaks
+and Codebreaker were designed for completion models. A chat model gets a system message
+"continue the code exactly, output only the continuation" and either (``instruct``) the prompt
+as an *open* code block (```lang + prompt, no closing fence) in the user turn, or
+(``prefill``, the default for the embedded llama.cpp server, measured to continue far more
+faithfully) the prompt as a trailing assistant message that the server continues. The reply
+is cleaned (:func:`clean_continuation`: fences removed, an echoed prompt stripped) and the
+text ExtractPII scans is
+``prompt + continuation``, so that the value completing ``account.password = "`` is seen as
+a whole assignment; ``prompt_text`` is kept so ExtractPII can drop values already in the prompt.
+
+Perplexity (blind membership inference of both baselines): ``exp(-mean token logprob)`` of
+the continuation, from the logprobs the endpoint returns when asked (``logprobs: true``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from importlib import resources as _res
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import yaml
+
+from ..errors import ConfigError
+
+METHODS = ("codexleaks", "codebreaker")
+
+
+# ---------------------------------------------------------------------------- config access
+
+def _plain(obj: Any) -> Any:
+    """OmegaConf containers -> plain dict/list (no-op for plain data)."""
+    try:
+        from omegaconf import DictConfig, ListConfig, OmegaConf
+
+        if isinstance(obj, (DictConfig, ListConfig)):
+            return OmegaConf.to_container(obj, resolve=True)
+    except ImportError:  # pragma: no cover
+        pass
+    return obj
+
+
+def baseline_config(params: Mapping, method: str) -> dict:
+    """``params.baselines`` merged view for one method (raises a ConfigError naming what to add)."""
+    p = _plain(params)
+    if method not in METHODS:
+        raise ConfigError(f"unknown baseline method {method!r}; known: {', '.join(METHODS)}")
+    b = p.get("baselines")
+    if not b:
+        raise ConfigError("params has no `baselines` section: add `baselines: default` to conf/config.yaml "
+                          "defaults and recompose params.yaml")
+    if method not in b:
+        raise ConfigError(f"params.baselines has no `{method}` section; see conf/baselines/default.yaml")
+    return b
+
+
+def sampling_params(bcfg: Mapping, method: str, family: str | None) -> dict:
+    """Sampling parameters of a method for a model family (``by_family`` overrides ``sampling``).
+
+    ``None`` values are left out so that the endpoint's default applies.
+    """
+    m = bcfg[method]
+    s = dict(m.get("sampling") or {})
+    s.update((m.get("by_family") or {}).get(family or "", {}) or {})
+    return {k: v for k, v in s.items() if v is not None}
+
+
+def target_attributes(params: Mapping, taxonomy) -> list[str]:
+    """Attributes the baseline prompts target (``baselines.attributes``), in taxonomy order."""
+    p = _plain(params)
+    choice = p["baselines"].get("attributes", "experiment")
+    order = list(taxonomy.attributes)
+    if choice == "all":
+        return order
+    if choice == "experiment":
+        scen = (p.get("experiment") or {}).get("scenarios")
+        if not scen:
+            raise ConfigError("baselines.attributes is `experiment` but experiment.scenarios is empty; "
+                              "list scenarios or set baselines.attributes to `all` or a list")
+        wanted = {a for s in scen for a in taxonomy.scenario(s).attributes}
+        return [a for a in order if a in wanted]
+    if isinstance(choice, (list, tuple)):
+        for a in choice:
+            taxonomy.attribute(a)  # raises listing the known ones
+        return [a for a in order if a in set(choice)]
+    raise ConfigError(f"baselines.attributes must be `experiment`, `all` or a list of attributes, got {choice!r}")
+
+
+def load_resource(name: str) -> dict:
+    """Load a seed-data YAML from testleak/resources/ (or an absolute/relative path)."""
+    p = Path(name)
+    if not p.is_absolute() and not p.exists():
+        p = Path(str(_res.files("testleak") / "resources" / name))
+    if not p.exists():
+        raise ConfigError(f"baseline resource {name!r} not found (looked in testleak/resources/); "
+                          "check baselines.<method>.resource")
+    data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    if not isinstance(data, dict) or data.get("version") != 1:
+        raise ConfigError(f"{p} is not a version-1 baseline resource file")
+    return data
+
+
+# ---------------------------------------------------------------------------- prompting
+
+def completion_mode(completion_cfg: Mapping, provider: str | None) -> str:
+    """``prefill`` or ``instruct``; ``auto`` = prefill for the embedded llama.cpp server
+    (provider ``local``), which continues a trailing assistant message, else instruct."""
+    mode = completion_cfg.get("mode", "instruct")
+    if mode == "auto":
+        return "prefill" if provider == "local" else "instruct"
+    if mode not in ("prefill", "instruct"):
+        raise ConfigError(f"baselines.completion.mode must be auto, prefill or instruct, got {mode!r}")
+    return mode
+
+
+def completion_messages(prompt: str, lang: str, completion_cfg: Mapping, mode: str = "instruct") -> list[dict]:
+    """Chat messages asking to continue ``prompt``.
+
+    ``instruct``: the prompt is an open ``lang`` code block in the user message.
+    ``prefill``: the prompt is a trailing assistant message that the server continues
+    (llama.cpp returns prefill + continuation; :func:`clean_continuation` strips the echo).
+    """
+    sys_msg = {"role": "system", "content": completion_cfg["system"]}
+    if mode == "prefill":
+        user = completion_cfg["prefill_user"].replace("{lang}", lang)
+        return [sys_msg, {"role": "user", "content": user}, {"role": "assistant", "content": prompt}]
+    user = completion_cfg["user"].replace("{lang}", lang).replace("{prompt}", prompt)
+    return [sys_msg, {"role": "user", "content": user}]
+
+
+_BLOCK = re.compile(r"```[\w+-]*[ \t]*\n?(.*?)(?:```|\Z)", re.S)
+
+
+def clean_continuation(text: str | None, prompt: str) -> str:
+    """The continuation proper of a chat reply to a completion prompt.
+
+    1. A reply that starts with the whole prompt (prefill echo) -> what follows it.
+    2. Else, if the reply has code fences, the first fenced block with content (a reply of
+       only fences falls back to the text around them).
+    3. An echo of the prompt (whole, or of its last line) at the start is stripped.
+    The continuation ends at a closing fence. So ``prompt + continuation`` never repeats the prompt.
+    """
+    t = text or ""
+    if prompt and t.startswith(prompt):
+        return t[len(prompt):].split("```", 1)[0]
+    if "```" in t:
+        blocks = [b for b in _BLOCK.findall(t) if b.strip()]
+        t = blocks[0] if blocks else _BLOCK.sub("", t)
+    if prompt and t.startswith(prompt):
+        return t[len(prompt):]
+    last = prompt.rsplit("\n", 1)[-1]
+    if last.strip() and t.lstrip().startswith(last):
+        return t.lstrip()[len(last):]
+    return t
+
+
+def is_refusal(text: str | None, patterns: Iterable[str]) -> bool:
+    head = (text or "").strip().lower().replace("\u2019", "'")[:200]
+    return any(head.startswith(p) or f"\n{p}" in head[:80] for p in patterns)
+
+
+def _logprob_values(logprobs: Any) -> list[float]:
+    """Token logprobs as floats, from a list of floats or of OpenAI-style dicts/objects."""
+    if not logprobs:
+        return []
+    if isinstance(logprobs, Mapping) and "content" in logprobs:
+        logprobs = logprobs["content"] or []
+    out = []
+    for x in logprobs:
+        if isinstance(x, (int, float)):
+            out.append(float(x))
+        elif isinstance(x, Mapping):
+            out.append(float(x["logprob"]))
+        else:
+            out.append(float(getattr(x, "logprob")))
+    return out
+
+
+def mean_nll(logprobs: Any) -> float | None:
+    """Mean negative log-likelihood per token (nats), or None without logprobs."""
+    v = _logprob_values(logprobs)
+    if not v:
+        return None
+    return -sum(v) / len(v)
+
+
+def perplexity(logprobs: Any) -> float | None:
+    """``exp(-mean(logprob))`` over the generated tokens, or None without logprobs."""
+    n = mean_nll(logprobs)
+    return None if n is None else math.exp(n)
+
+
+# ---------------------------------------------------------------------------- records
+
+@dataclass
+class Prompt:
+    """One baseline prompt: the code prefix, its language and what it targets."""
+
+    id: str
+    text: str
+    lang: str
+    attribute: str | None = None
+    style: str | None = None
+    origin: str = "template"            # template | value_seed | crossover | insert | ...
+    parents: tuple[str, ...] = ()
+    iteration: int | None = None
+    epoch: int | None = None
+
+
+def chat_requests(prompt: Prompt, n: int, sampling: Mapping, completion_cfg: Mapping, mode: str = "instruct") -> list:
+    """``n`` gateway requests (samples 0..n-1) for one prompt."""
+    from ..llm import ChatRequest  # the gateway contract (docs/ARCHITECTURE.md)
+
+    msgs = completion_messages(prompt.text, prompt.lang, completion_cfg, mode)
+    return [ChatRequest(msgs, sample=i, params=dict(sampling)) for i in range(n)]
+
+
+def _completion_record(c: Any) -> dict:
+    rec = c.to_record() if hasattr(c, "to_record") else dict(c)
+    rec = dict(rec)
+    rec.pop("messages", None)
+    rec.pop("logprobs", None)  # token logprobs are summarised as perplexity
+    return rec
+
+
+def response_record(method: str, prompt: Prompt, sample: int, completion: Any, model: str,
+                    run_round: int, refusal_patterns: Sequence[str]) -> dict:
+    """A ``response/1`` record for one sampled completion of a baseline prompt."""
+    status_llm = getattr(completion, "status", "ok")
+    text = getattr(completion, "text", None)
+    cont = clean_continuation(text, prompt.text) if status_llm == "ok" else ""
+    if status_llm != "ok":
+        status, error = "error", getattr(completion, "error", None) or "LLM call failed"
+    elif is_refusal(cont, refusal_patterns):
+        status, error = "refused", None
+    else:
+        status, error = "ok", None
+    lps = getattr(completion, "logprobs", None) if status_llm == "ok" else None
+    turn1 = _completion_record(completion)
+    turn1["text"] = text
+    turn1["continuation"] = cont
+    return {
+        "id": f"{prompt.id}/s{sample}",
+        "prompt_id": prompt.id,
+        "question_id": None,
+        "method": method,
+        "variant": "none",
+        "model": model,
+        "round": run_round,
+        "attribute": prompt.attribute,
+        "style": prompt.style,
+        "lang": prompt.lang,
+        "origin": prompt.origin,
+        "parents": list(prompt.parents),
+        "iteration": prompt.iteration,
+        "epoch": prompt.epoch,
+        "sample": sample,
+        "turn1": turn1,
+        "turn2": None,
+        "functions": [],
+        "prompt_text": prompt.text,
+        "tests_text": prompt.text + cont if status == "ok" else "",
+        "perplexity": perplexity(lps),
+        "status": status,
+        "error": error,
+    }
+
+
+def model_name(params: Mapping) -> str:
+    p = _plain(params)
+    m = p.get("model") or {}
+    return m.get("name") or m.get("api_model") or "unknown"
+
+
+def model_provider(params: Mapping) -> str | None:
+    return (_plain(params).get("model") or {}).get("provider")
+
+
+def model_family(params: Mapping) -> str | None:
+    return (_plain(params).get("model") or {}).get("family")
+
+
+def check_budget(budget: Any) -> int:
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
+        raise ConfigError(f"baseline budget must be a non-negative integer (experiment.baseline_budget), got {budget!r}")
+    return budget
