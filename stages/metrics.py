@@ -33,11 +33,15 @@ def keys_path(paths: Paths, run: str, variant: str) -> Path:
     return paths.root / "metrics" / "keys" / variant / f"{run}.json"
 
 
-def run_meta(params, run: str, responses: list[dict]) -> dict:
+def check_run(params, run: str):
     runs = params["experiment"]["runs"]
     if run not in runs:
         raise ConfigError(f"unknown run {run!r}; known runs of experiment {params['experiment']['name']!r}: {', '.join(runs)}")
-    spec = runs[run]
+    return runs[run]
+
+
+def run_meta(params, run: str, responses: list[dict]) -> dict:
+    spec = check_run(params, run)
     method = spec["method"]
     variants = sorted({r.get("variant") for r in responses if r.get("variant")})
     variant = "+".join(variants) if variants else (params["ablation"]["name"] if method == "ours" else "none")
@@ -78,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     run = argv[0]
     params = load_params()
     paths = Paths()
+    check_run(params, run)
     tax = Taxonomy.from_config(params)
     responses = read_jsonl(paths.responses(run))
     meta = run_meta(params, run, responses)

@@ -63,7 +63,7 @@ def build_reports(
               "variant comes from its own `dvc exp run -S ablation=<variant>` (metrics/keys/<variant>/).\n\n")
 
     order = ordered_runs(runs)
-    labels = {r: f"{r} ({runs[r]['method']})" for r in order}
+    labels = {r: r if r == runs[r]["method"] else f"{r} ({runs[r]['method']})" for r in order}
     cats = list(taxonomy.categories)
     fig_rows = []
     for r in order:

@@ -10,6 +10,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 
 def figure1_png(curves: Mapping[str, Sequence[Mapping] | None], categories: Sequence[str], path: Path,
@@ -27,6 +28,7 @@ def figure1_png(curves: Mapping[str, Sequence[Mapping] | None], categories: Sequ
         ax.set_title(cat.capitalize())
         ax.set_xlabel("number of responses")
         ax.set_ylabel("confirmed instances")
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(alpha=0.3)
     axes[0][0].legend(fontsize=7)
     if title:
