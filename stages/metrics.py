@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         policy=params["review"]["policy"],
     )
     write_json(paths.metrics(run), m)
-    write_curve(plot_path(paths, run), run_curve(responses, confirmed, tax), tax.categories)
+    write_curve(plot_path(paths, run), run_curve(responses, confirmed, tax, candidates), tax.categories)
     write_json(keys_path(paths, run, meta["variant"]), {
         "run": run, **{k: meta[k] for k in ("experiment", "method", "round", "variant", "model", "family")},
         "policy": m["policy"], "reject_rate": m["responses"]["refusal_rate"], "keys": run_keys(confirmed),

@@ -142,6 +142,15 @@ def test_leakage_levels(tax, cat, expected):
     assert lv[cat] == expected
 
 
+def test_response_id_from_candidates_when_confirmed_lacks_it(tax):
+    # the confirmed stage's records carry candidate_id but not response_id
+    conf = [{k: v for k, v in c.items() if k != "response_id"} for c in CONFIRMED]
+    assert leakage_levels(RESPONSES, conf, tax, candidates=CANDIDATES) == leakage_levels(RESPONSES, CONFIRMED, tax)
+    assert cumulative_confirmed(RESPONSES, conf, tax, CANDIDATES) == cumulative_confirmed(RESPONSES, CONFIRMED, tax)
+    with pytest.raises(DataError, match="no response_id and no candidate record"):
+        leakage_levels(RESPONSES, conf, tax)
+
+
 def test_leakage_repo_ids_fall_back_to_verified(tax):
     conf = [{k: v for k, v in c.items() if k != "repo_ids"} for c in CONFIRMED]
     assert leakage_levels(RESPONSES, conf, tax, VERIFIED)["identifiable"]["il2"] == 0.25

@@ -44,8 +44,12 @@ def _write_run(root: Path, variant: str, statuses: dict, kept: set, confirmed: l
         {"candidate_id": c, "k": len(REPOS.get(c, [])), "repo_ids": REPOS.get(c, []),
          "outcome": "in_window" if c in REPOS else "unverifiable"} for c in cands], kind="hit")
     write_jsonl(d / "confirmed.jsonl", [
-        {"candidate_id": c, "attribute": RAW[c][0], "value_hash": value_hash(RAW[c][1]), "response_id": RESP_OF[c],
-         "repo_ids": REPOS[c], "policy": "auto"} for c in confirmed], kind="confirmed")
+        {"candidate_id": c, "attribute": RAW[c][0], "value_hash": value_hash(RAW[c][1]), "outcome": "in_window",
+         "repo_ids": REPOS[c], "policy": "auto", "status": "confirmed"} for c in confirmed]
+        # shape of testleak.verify.review.confirm: every candidate, with a status
+        + [{"candidate_id": c, "attribute": RAW[c][0], "value_hash": value_hash(RAW[c][1]), "outcome": "unverifiable",
+            "repo_ids": [], "policy": "auto", "status": "not_in_window"} for c in cands if c not in confirmed and c not in REPOS],
+        kind="confirmed")
 
 
 @pytest.fixture(scope="module")

@@ -11,11 +11,14 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Iterable, Mapping
 
+from .leakage import response_of
 from .records import check_attribute, confirmed_only, response_status
 
 
-def cumulative_confirmed(responses: Iterable[Mapping], confirmed: Iterable[Mapping], taxonomy) -> list[dict]:
+def cumulative_confirmed(responses: Iterable[Mapping], confirmed: Iterable[Mapping], taxonomy,
+                         candidates: Iterable[Mapping] = ()) -> list[dict]:
     attrs = list(taxonomy.attributes)
+    resp_by_cand = {c["id"]: c.get("response_id") for c in candidates if "id" in c}
     cat_of = {a: taxonomy.category_of(a) for a in attrs}
     per_resp: dict[str, Counter] = defaultdict(Counter)
     seen: set = set()
@@ -25,7 +28,7 @@ def cumulative_confirmed(responses: Iterable[Mapping], confirmed: Iterable[Mappi
             continue
         seen.add(cid)
         a = check_attribute(rec.get("attribute"), attrs, f"confirmed {cid!r}")
-        per_resp[rec.get("response_id")][cat_of[a]] += 1
+        per_resp[response_of(rec, resp_by_cand)][cat_of[a]] += 1
     cats = list(taxonomy.categories)
     run = Counter()
     rows = []

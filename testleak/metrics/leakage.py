@@ -57,15 +57,25 @@ def largest_component(elements: Mapping[object, Iterable[object]]) -> int:
     return max(sizes.values(), default=0)
 
 
-def response_elements(confirmed: Iterable[Mapping], verified: Iterable[Mapping] = ()) -> dict[str, dict[tuple, set]]:
+def response_of(rec: Mapping, response_by_cand: Mapping[str, str]) -> str:
+    """The response a confirmed record belongs to: its ``response_id``, else its candidate's."""
+    rid = rec.get("response_id") or response_by_cand.get(rec.get("candidate_id"))
+    if rid is None:
+        raise DataError(f"confirmed record {rec.get('candidate_id')!r} has no response_id and no candidate record: "
+                        "rerun the candidates and confirmed stages")
+    return rid
+
+
+def response_elements(confirmed: Iterable[Mapping], verified: Iterable[Mapping] = (),
+                      candidates: Iterable[Mapping] = ()) -> dict[str, dict[tuple, set]]:
     """response_id -> {(attribute, value_hash): repo ids}; repo ids from the confirmed record,
-    else from its verified record (candidate_id)."""
+    else from its verified record (candidate_id); the response from the record, else from
+    its candidate."""
     repos_by_cand = {h["candidate_id"]: h.get("repo_ids") or [] for h in verified if "candidate_id" in h}
+    resp_by_cand = {c["id"]: c.get("response_id") for c in candidates if "id" in c}
     out: dict[str, dict[tuple, set]] = defaultdict(dict)
     for rec in confirmed_only(confirmed):
-        rid = rec.get("response_id")
-        if rid is None:
-            raise DataError(f"confirmed record {rec.get('candidate_id')!r} lacks response_id: rerun the confirmed stage")
+        rid = response_of(rec, resp_by_cand)
         repos = rec.get("repo_ids")
         if repos is None:
             repos = repos_by_cand.get(rec.get("candidate_id"), [])
@@ -78,6 +88,7 @@ def leakage_levels(
     confirmed: Iterable[Mapping],
     taxonomy,
     verified: Iterable[Mapping] = (),
+    candidates: Iterable[Mapping] = (),
     lp_levels: Sequence[int] = LP_LEVELS,
     il_levels: Sequence[int] = IL_LEVELS,
 ) -> dict:
@@ -89,7 +100,7 @@ def leakage_levels(
     ids = [r.get("id") for r in responses if response_status(r) != "error"]
     idset = set(ids)
     all_ids = {r.get("id") for r in responses}
-    elements = response_elements(confirmed, verified)
+    elements = response_elements(confirmed, verified, candidates)
     for rid in elements:
         if rid not in all_ids:
             raise DataError(f"confirmed records refer to response {rid!r} missing from responses.jsonl: rerun the confirmed stage")

@@ -41,7 +41,7 @@ def run_metrics(
         "policy": policies_of(confirmed, policy),
         "responses": refusal_stats(responses),
         "steps": step_counts(responses, candidates, judged, verified, confirmed, taxonomy, questions, default_tests),
-        "leakage": leakage_levels(responses, confirmed, taxonomy, verified),
+        "leakage": leakage_levels(responses, confirmed, taxonomy, verified, candidates),
         "confirmed_unique": len(confirmed_keys(confirmed)),
     }
 
@@ -51,5 +51,6 @@ def run_keys(confirmed: Iterable[Mapping]) -> list[list[str]]:
     return [list(k) for k in sorted(confirmed_keys(confirmed))]
 
 
-def run_curve(responses: Iterable[Mapping], confirmed: Iterable[Mapping], taxonomy) -> list[dict]:
-    return cumulative_confirmed(responses, confirmed, taxonomy)
+def run_curve(responses: Iterable[Mapping], confirmed: Iterable[Mapping], taxonomy,
+              candidates: Iterable[Mapping] = ()) -> list[dict]:
+    return cumulative_confirmed(responses, confirmed, taxonomy, candidates)
