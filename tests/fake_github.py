@@ -51,7 +51,7 @@ class FakeGitHub:
                 page = int(qs.get("page", ["1"])[0])
                 per_page = min(100, int(qs.get("per_page", ["30"])[0]))
                 with outer._lock:
-                    outer.requests.append({"t": time.monotonic(), "path": u.path, "q": q, "page": page,
+                    outer.requests.append({"t": time.monotonic(), "wall": time.time(), "path": u.path, "q": q, "page": page,
                                            "per_page": per_page, "auth": auth})
                     step = outer.script.pop(0) if outer.script else None
                 reset = int(time.time()) + 60
@@ -76,7 +76,8 @@ class FakeGitHub:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                       daemon=True)
 
     @property
     def url(self) -> str:

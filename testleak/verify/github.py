@@ -49,7 +49,9 @@ def github_query(value: str, limit: int = QUERY_LIMIT) -> str | None:
     room = limit - 2
     if len(norm) > room:
         cut = norm[:room]
-        norm = cut.rsplit(" ", 1)[0] if " " in cut else cut
+        if norm[room] != " " and " " in cut:
+            cut = cut.rsplit(" ", 1)[0]
+        norm = cut.rstrip()
     return f'"{norm}"'
 
 

@@ -1,0 +1,123 @@
+"""GitHub code-search backend against a real local HTTP server speaking GitHub's protocol."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from testleak.errors import ConfigError
+from testleak.verify.github import GitHubSearch, github_query
+from testleak.verify.search import verify_candidates
+from tests.fake_github import FakeGitHub
+
+
+def make(srv, tmp_path, **over):
+    cfg = {"api_url": srv.url, "token_envs": ["GH_A", "GH_B"], "requests_per_minute": 10, "window_seconds": 60,
+           "per_page": 100, "max_pages": 3, "max_hits": 100, "timeout": 5, "max_retries": 3}
+    cfg.update(over)
+    env = over.pop("env", None) or {"GH_A": "tok-a"}
+    return GitHubSearch(cfg, tmp_path / "search", env=env)
+
+
+@pytest.mark.parametrize("value,query", [
+    ("wei.zhang83@qq.com", '"wei zhang83 qq com"'),
+    ("+86 138-1108-5305", '"86 138-1108-5305"'),
+    ('say "hi"', '"say hi"'),
+    ("...", None),
+    ("a" * 300, '"' + "a" * 254 + '"'),
+    ("word " * 60, '"' + ("word " * 51).strip() + '"'),
+    ("wordy " * 60, '"' + ("wordy " * 42).strip() + '"'),
+])
+def test_github_query_normalisation(value, query):
+    q = github_query(value)
+    assert q == query
+    assert q is None or len(q) <= 256
+
+
+def test_missing_token_names_the_variable(tmp_path):
+    with pytest.raises(ConfigError, match="GH_A or GH_B"):
+        GitHubSearch({"token_envs": ["GH_A", "GH_B"]}, tmp_path, env={})
+
+
+def test_repo_ids_pagination_and_cache(tmp_path):
+    q = '"wei zhang83 qq com"'
+    hits = [(1000 + i % 7, f"owner{i % 7}/repo", f"src/f{i}.py") for i in range(130)]
+    with FakeGitHub({q: hits}) as srv:
+        gh = make(srv, tmp_path, per_page=50)
+        r = gh.search("wei.zhang83@qq.com")
+        assert (r["outcome"], r["k"], r["cached"]) == ("searched", 130, False)
+        assert r["repo_ids"] == list(range(1000, 1007))
+        assert len(r["paths"]) == 100 and r["paths"][0] == "owner0/repo/src/f0.py"
+        assert [x["page"] for x in srv.requests] == [1, 2]        # 100 hits collected: stop
+        assert srv.requests[0]["auth"] == "Bearer tok-a"
+        again = gh.search("wei.zhang83@qq.com")
+        assert len(srv.requests) == 2 and again["cached"] is True and again["k"] == 130
+        # a fresh client on the same cache directory repeats nothing either
+        assert make(srv, tmp_path, per_page=50).search("wei.zhang83@qq.com")["k"] == 130 and len(srv.requests) == 2
+    cache_text = "".join(p.read_text() for p in (tmp_path / "search" / "github").glob("*.json"))
+    assert "wei.zhang83" not in cache_text and r["query"] not in ("wei.zhang83@qq.com",)
+
+
+def test_client_side_rate_limit_and_token_rotation(tmp_path):
+    with FakeGitHub() as srv:
+        gh = make(srv, tmp_path, requests_per_minute=2, window_seconds=0.3, env={"GH_A": "tok-a", "GH_B": "tok-b"})
+        for i in range(9):
+            assert gh.search(f"value number {i}")["k"] == 0
+        reqs = srv.requests
+        assert len(reqs) == 9
+        for tok in ("Bearer tok-a", "Bearer tok-b"):
+            ts = [x["t"] for x in reqs if x["auth"] == tok]
+            assert len(ts) >= 4
+            for j in range(len(ts) - 2):     # never 3 requests of one token within 0.3 s
+                assert ts[j + 2] - ts[j] >= 0.3 - 0.02
+        span = reqs[-1]["t"] - reqs[0]["t"]
+        assert 0.55 < span < 2.0   # 9 requests at 2 tokens x 2 per 0.3 s need >= 2 full windows
+
+
+def test_403_with_reset_header_waits_and_resumes(tmp_path):
+    q = '"li wei 1985"'
+    with FakeGitHub({q: [(7, "o/r", "a.py")]}) as srv:
+        reset = int(time.time()) + 1
+        srv.script = [{"status": 403, "body": {"message": "You have exceeded a secondary rate limit"},
+                       "headers": {"x-ratelimit-remaining": 0, "x-ratelimit-reset": reset}}]
+        gh = make(srv, tmp_path)
+        r = gh.search("li.wei 1985")
+        assert (r["outcome"], r["k"], r["repo_ids"]) == ("searched", 1, [7])
+        assert len(srv.requests) == 2 and gh.stats["rate_limited"] == 1
+        assert srv.requests[0]["wall"] < reset <= srv.requests[1]["wall"]  # retried only after the reset time
+
+
+def test_429_retry_after_and_give_up_becomes_error_record(tmp_path):
+    with FakeGitHub() as srv:
+        srv.script = [{"status": 429, "headers": {"retry-after": "0.3"}}] * 2
+        gh = make(srv, tmp_path, max_retries=1)
+        t0 = time.monotonic()
+        r = gh.search("somebody@corp.cn")
+        assert time.monotonic() - t0 >= 0.3
+        assert r["outcome"] == "error" and "gave up after 2 attempts" in r["reason"]
+        assert len(srv.requests) == 2
+
+
+def test_bad_token_is_a_config_error(tmp_path):
+    with FakeGitHub(tokens={"good"}) as srv:
+        with pytest.raises(ConfigError, match="401"):
+            make(srv, tmp_path).search("anything here")
+
+
+def test_window_outcomes_over_github(tmp_path):
+    idx = {'"one hit com"': [(1, "a/b", "x.py")],
+           '"many hits com"': [(i, f"o{i}/r", "y.py") for i in range(101)]}
+    cands = [{"id": f"c{i}", "attribute": "email", "value": v} for i, v in
+             enumerate(["one@hit.com", "many@hits.com", "zero@none.com", "@@", "judge@dropped.com"])]
+    verdicts = [{"candidate_id": c["id"], "run": "ours", "attribute": "email", "value_hash": "h", "kept": i != 4}
+                for i, c in enumerate(cands)]
+    with FakeGitHub(idx) as srv:
+        gh = make(srv, tmp_path, max_pages=1)
+        hits = verify_candidates(verdicts, cands, gh, {"min": 1, "max": 100}, "github")
+        assert len(srv.requests) == 3   # "@@" is unverifiable, the dropped one is not searched
+    assert [h["outcome"] for h in hits] == ["in_window", "out_of_window", "out_of_window", "unverifiable", "filtered"]
+    assert [h["k"] for h in hits] == [1, 101, 0, None, None]
+    assert hits[0]["repo_ids"] == [1] and len(hits[1]["repo_ids"]) == 100
+    assert "one@hit.com" not in json.dumps(hits)
