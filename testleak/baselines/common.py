@@ -152,7 +152,7 @@ def clean_continuation(text: str | None, prompt: str) -> str:
         return t[len(prompt):].split("```", 1)[0]
     if "```" in t:
         blocks = [b for b in _BLOCK.findall(t) if b.strip()]
-        t = blocks[0] if blocks else _BLOCK.sub("", t)
+        t = blocks[0] if blocks else _BLOCK.sub("", t).lstrip("\n")
     if prompt and t.startswith(prompt):
         return t[len(prompt):]
     last = prompt.rsplit("\n", 1)[-1]
