@@ -66,7 +66,13 @@ def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef, drop_self: bool) -> list
 
 def collect_signatures(tree: ast.AST, into: dict[str, list[str]]) -> None:
     """Function name / class name -> positional parameter names (first definition wins)."""
-    for node in ast.walk(tree):
+    stack = list(getattr(tree, "body", []))
+    while stack:  # statements only: definitions never hide inside expressions
+        node = stack.pop()
+        for f in ("body", "orelse", "finalbody", "handlers", "cases"):
+            sub = getattr(node, f, None)
+            if isinstance(sub, list):
+                stack.extend(sub)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             into.setdefault(node.name, _params(node, drop_self=True))
         elif isinstance(node, ast.ClassDef):
@@ -249,6 +255,11 @@ class _Visitor:
                 self.expr(v, names[i] if i < len(names) else None)
 
     def expr(self, node: ast.AST, key: str | None):
+        t = type(node)
+        if t is ast.Name:
+            return
+        if t is ast.Attribute:
+            return self.expr(node.value, None)
         if isinstance(node, ast.Constant):
             v = node.value
             if isinstance(v, str):
