@@ -199,3 +199,12 @@ def test_never_raises_on_python_like_source(src):
 
 
 _TAX = Taxonomy.from_config(yaml.safe_load((ROOT / "conf/taxonomy/paper.yaml").read_text()))
+
+
+def test_baseline_record_reads_prompt_plus_continuation(tax):
+    rec = {"id": "p1/s0", "method": "codexleaks", "status": "ok", "lang": "python", "turn2": None,
+           "turn1": {"text": 'K9#vbq2Lm"\nprint(1)'}, "prompt_text": 'account.password = "',
+           "tests_text": 'account.password = "K9#vbq2Lm"\nprint(1)'}
+    cands, stats = candidates_from_responses([rec], tax)
+    assert [(c["value"], c["attribute"], c["evidence"]["key"], c["language"]) for c in cands] == [
+        ("K9#vbq2Lm", "password", "password", "python")]

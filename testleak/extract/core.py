@@ -218,10 +218,17 @@ def extract(text: str, taxonomy: Taxonomy, *, language: str | None = None,
 # --- records in, records out (the ``candidates`` stage) ---------------------------------
 
 def response_text(rec: dict) -> str | None:
-    """The test answer of a response record: ``turn2.text``, else ``text``/``completion``."""
+    """The text to read: ``turn2.text`` (ours: the test answer), else ``tests_text``
+    (baselines: prompt + continuation, so the key the prompt opened is seen), else
+    ``turn1.text``, ``text`` or ``completion``."""
     t2 = rec.get("turn2")
     if isinstance(t2, dict) and isinstance(t2.get("text"), str):
         return t2["text"]
+    if isinstance(rec.get("tests_text"), str) and rec["tests_text"]:
+        return rec["tests_text"]
+    t1 = rec.get("turn1")
+    if isinstance(t1, dict) and isinstance(t1.get("text"), str):
+        return t1["text"]
     for k in ("text", "completion"):
         v = rec.get(k)
         if isinstance(v, str):
@@ -243,8 +250,9 @@ def prompt_texts(rec: dict) -> list[str]:
     for m in rec.get("messages") or []:
         if isinstance(m, dict) and m.get("role") in ("system", "user") and isinstance(m.get("content"), str):
             out.append(m["content"])
-    if isinstance(rec.get("prompt"), str):
-        out.append(rec["prompt"])
+    for k in ("prompt", "prompt_text"):
+        if isinstance(rec.get(k), str) and rec[k]:
+            out.append(rec[k])
     return out
 
 
@@ -275,10 +283,10 @@ def candidates_from_responses(responses: Iterable[dict], taxonomy: Taxonomy) -> 
         if text is None:
             bump(stats["skipped"], "no_text")
             continue
-        lang = None
+        lang = r.get("lang") if isinstance(r.get("lang"), str) else None
         fns = r.get("functions")
         if isinstance(fns, list) and fns and isinstance(fns[0], dict):
-            lang = fns[0].get("language")
+            lang = fns[0].get("language") or lang
         found, info = extract_detailed(text, taxonomy, language=lang, exclude=prompt_texts(r))
         for k, n in info.parsers.items():
             bump(stats["parsers"], k, n)
