@@ -49,6 +49,14 @@ def index_ci(corpus, tmp_path_factory):
         yield ix
 
 
+@pytest.fixture(scope="module")
+def index_z(corpus, tmp_path_factory):
+    db = tmp_path_factory.mktemp("idx") / "z.sqlite"
+    build_index({"corpus": "dirs", "dirs": [str(corpus)], "extensions": [".py"], "compress": True}, db)
+    with LocalIndex(db) as ix:
+        yield ix
+
+
 # value, k (case-sensitive), repos, k (case-insensitive)
 CASES = [
     ("ana.k@corp.io", 2, ["alpha", "beta"], 3),
@@ -67,12 +75,13 @@ CASES = [
 
 
 @pytest.mark.parametrize("value,k,repos,k_ci", CASES)
-def test_exact_counts(index, index_ci, value, k, repos, k_ci):
+def test_exact_counts(index, index_ci, index_z, value, k, repos, k_ci):
     r = index.search(value)
     assert (r["outcome"], r["k"], r["repos"]) == ("searched", k, repos)
     assert len(r["repo_ids"]) == len(repos) and len(r["paths"]) == k
     assert value not in r["query"] or len(value) < 4
     assert index_ci.search(value)["k"] == k_ci
+    assert index_z.search(value)["paths"] == r["paths"]   # zlib-compressed content, same hits
 
 
 def test_paths_name_repository_and_file(index):

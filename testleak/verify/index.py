@@ -7,9 +7,10 @@ repository ids of hits can feed the IL-L metric like GitHub's ``repository.id``)
 
 Method: SQLite FTS5 with the ``trigram`` tokenizer and ``detail=none`` (only document ids per
 trigram are stored, no positions), contentless; the file contents are stored once next to
-it (zlib-compressed by default). A query takes the value's trigrams, looks up their
-document frequencies in an ``fts5vocab`` table, ANDs the rarest few to get candidate files
-and confirms each candidate by an exact substring test on its content. Counts are therefore
+it (plain UTF-8 by default, optionally zlib-compressed). A query takes the value's trigrams, looks up their
+document frequencies in an ``fts5vocab`` table, ANDs the rarest (up to 16) to get candidate
+files and confirms each candidate by an exact substring test on its content (``instr``
+inside SQLite for the default case-sensitive plain-content index). Counts are therefore
 exact (case-sensitive by default; ``case_sensitive: false`` folds case in the index and in
 the test). Values shorter than 3 characters have no trigram: they are ``unverifiable``,
 never reported as zero hits.
@@ -120,7 +121,7 @@ def build_index(local_cfg, out: str | os.PathLike, files: Iterable[CorpusFile] |
     max_file = int(_cfg_get(local_cfg, "max_file_bytes", 393216))
     max_files = int(_cfg_get(local_cfg, "max_files", 0)) or None
     max_bytes = int(_cfg_get(local_cfg, "max_bytes", 0)) or None
-    compress = bool(_cfg_get(local_cfg, "compress", True))
+    compress = bool(_cfg_get(local_cfg, "compress", False))
     files = corpus_files(local_cfg) if files is None else files
 
     out = Path(out)
@@ -212,7 +213,7 @@ class LocalIndex:
 
     engine = "local-fts5-trigram"
 
-    def __init__(self, path: str | os.PathLike, max_hits_listed: int = 100, probe_terms: int = 4):
+    def __init__(self, path: str | os.PathLike, max_hits_listed: int = 100, probe_terms: int = 16):
         self.path = Path(path)
         if not self.path.exists():
             raise DataError(f"corpus index {self.path} not found: run the index stage (dvc repro index, "
@@ -263,14 +264,19 @@ class LocalIndex:
             return {**base, "k": 0, "repo_ids": [], "repos": [], "paths": [], "outcome": "searched"}
         probe = [g for _, g in freqs[: self.probe_terms]]
         q = " AND ".join(_phrase(g) for g in probe)
-        ids = [r[0] for r in self.con.execute("SELECT rowid FROM grams WHERE grams MATCH ?", (q,))]
-        hits: list[tuple[int, str]] = []
-        for i in ids:
-            repo_id, path, content = self.con.execute(
-                "SELECT repo_id, path, content FROM files WHERE id = ?", (i,)).fetchone()
-            text = (zlib.decompress(content) if self.compress else content).decode("utf-8")
-            if needle in self._norm(text):
-                hits.append((repo_id, path))
+        if self.case_sensitive and not self.compress:
+            # confirm inside SQLite: byte-wise instr on the stored UTF-8 content
+            hits = self.con.execute(
+                "SELECT repo_id, path FROM files WHERE id IN (SELECT rowid FROM grams WHERE grams MATCH ?) "
+                "AND instr(content, ?) > 0 ORDER BY id", (q, needle.encode("utf-8"))).fetchall()
+        else:
+            hits = []
+            for repo_id, path, content in self.con.execute(
+                    "SELECT repo_id, path, content FROM files WHERE id IN "
+                    "(SELECT rowid FROM grams WHERE grams MATCH ?) ORDER BY id", (q,)):
+                text = (zlib.decompress(content) if self.compress else content).decode("utf-8")
+                if needle in self._norm(text):
+                    hits.append((repo_id, path))
         repo_ids = sorted({r for r, _ in hits})
         return {**base, "k": len(hits), "repo_ids": repo_ids, "repos": [self.repo_names[r] for r in repo_ids],
                 "paths": [f"{self.repo_names[r]}/{p}" for r, p in hits[: self.max_hits_listed]],
