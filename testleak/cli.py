@@ -48,6 +48,30 @@ def _cmd_models(args) -> int:
     return 0
 
 
+def _cmd_serve(args) -> int:
+    from .config import compose_dict, load_params
+    from .llm.local import LocalServer, ensure_model
+    from .paths import Paths
+
+    cfg = compose_dict([f"model={args.model}"])["model"] if args.model else load_params()["model"]
+    if cfg.get("provider") != "local":
+        print(f"model {cfg['name']} is hosted, not served locally", file=sys.stderr)
+        return 2
+    sc = dict(cfg.get("server") or {})
+    if args.parallel:
+        sc["n_parallel"] = args.parallel
+    path = ensure_model(cfg, Paths().models)
+    with LocalServer(path, n_ctx=sc.get("n_ctx", 8192), n_parallel=sc.get("n_parallel", 2),
+                     n_threads=args.threads or sc.get("n_threads", 2), alias=cfg.get("api_model")) as server:
+        print(server.base_url, flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
 def _cmd_review(args) -> int:
     from .verify.review import main as review_main
 
@@ -68,6 +92,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("overrides", nargs="*", help="e.g. model=gpt-4o experiment=paper")
     p.add_argument("-o", "--output", default="params.yaml")
     p.set_defaults(func=_cmd_params)
+    p = sub.add_parser("serve", help="serve a local model on 127.0.0.1 (prints its OpenAI base URL) until interrupted")
+    p.add_argument("--model", help="local model config name; default: params.yaml's model")
+    p.add_argument("--parallel", type=int, help="slots (concurrent requests)")
+    p.add_argument("--threads", type=int, help="CPU threads")
+    p.set_defaults(func=_cmd_serve)
     p = sub.add_parser("models", help="list the model configs")
     p.set_defaults(func=_cmd_models)
     p = sub.add_parser("review", help="label in-window candidates in the terminal (masked; resumes)", add_help=False)

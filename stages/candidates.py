@@ -1,0 +1,39 @@
+"""Stage candidates@RUN: ExtractPII over the run's responses (paper Sec. 4.2, App. B.2)."""
+
+from __future__ import annotations
+
+import sys
+
+from omegaconf import OmegaConf
+
+from testleak.config import load_params
+from testleak.errors import ConfigError, TestleakError
+from testleak.extract import candidates_from_responses
+from testleak.paths import Paths
+from testleak.records import read_jsonl, write_json, write_jsonl
+from testleak.taxonomy import Taxonomy
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if len(argv) != 1:
+        raise ConfigError("usage: python -m stages.candidates RUN (a key of experiment.runs)")
+    run, paths = argv[0], Paths()
+    params = OmegaConf.to_container(load_params(), resolve=True)
+    if run not in params["experiment"]["runs"]:
+        raise ConfigError(f"unknown run {run!r}; known: {', '.join(params['experiment']['runs'])}")
+    tax = Taxonomy.from_config(params)
+    cands, stats = candidates_from_responses(read_jsonl(paths.responses(run), kind="response"), tax)
+    write_jsonl(paths.candidates(run), cands, kind="candidate")
+    write_json(paths.run_dir(run) / "candidates_stats.json", {"run": run, **stats})
+    print(f"candidates@{run}: {stats['candidates']} from {stats['responses']} responses "
+          f"(skipped {stats['skipped']})", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except TestleakError as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)
