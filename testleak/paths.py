@@ -50,7 +50,7 @@ class Paths:
 
     @property
     def labels(self) -> Path:
-        return self.data / "labels" / "labels.jsonl"
+        return self.root / "labels" / "labels.jsonl"
 
     @property
     def reports(self) -> Path:
@@ -76,8 +76,12 @@ class Paths:
         return self.run_dir(run) / "confirmed.jsonl"
 
     def library(self, name: str) -> Path:
-        """``prior`` is the shipped prior library; any other name is the library built
-        from that run's confirmed leaks."""
+        """A library by path (``testleak/resources/prior_library.yaml``,
+        ``data/library/ours.json``, relative to the project root) or by name: ``prior`` is
+        the shipped prior library; any other name is the library built from that run's
+        confirmed leaks."""
+        if "/" in name or name.endswith((".yaml", ".yml", ".json")):
+            return self.root / name
         if name == "prior":
             return self.root / "testleak" / "resources" / "prior_library.yaml"
         return self.data / "library" / f"{name}.json"
