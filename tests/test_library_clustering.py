@@ -61,7 +61,7 @@ def test_isolated_junk_is_noise_and_prior_points_rescue_a_lone_item(setup):
     junk = "zq#;; 0x}{ lorem"
     res = cluster_kind([junk, 'contact_email = "<EMAIL>"'], prior, "templates", enc, {**ccfg, "include_prior": False})
     assert [it["status"] for it in res["items"]] == ["noise", "noise"]     # two unrelated points: no dense region
-    res = cluster_kind([junk, 'contact_email = "<EMAIL>"'], prior, "templates", enc, ccfg)
+    res = cluster_kind([junk, 'contact_email = "<EMAIL>"'], prior, "templates", enc, {**ccfg, "min_samples": 2})
     assert res["items"][0]["status"] == "noise"
     assert res["items"][1]["status"] == "clustered" and res["items"][1]["attribute"] == "email"
 

@@ -13,8 +13,8 @@ prototypes, the mean embedding of each attribute's entries of the same kind in t
 input) library; the most similar attribute wins. Templates are embedded with their slot
 symbols replaced by a neutral one (``neutral_slot``), so that the slot written by the division
 (chosen from the record's attribute) does not decide the cluster by itself. With
-``include_prior`` the library's own entries join the DBSCAN run, so that a new item close to
-known patterns is not discarded as noise only because it is alone in its round.
+``include_prior`` a new item close to enough library entries is kept even when it is alone in
+its round (see :func:`cluster_kind`).
 """
 
 from __future__ import annotations
@@ -109,20 +109,28 @@ def embedding_text(text: str, kind: str, neutral_slot: str | None) -> str:
     return text
 
 
+def library_embeddings(library: Mapping[str, Mapping[str, list]], kind: str, encoder,
+                       neutral_slot: str | None = None) -> tuple[list[str], np.ndarray]:
+    """Embeddings of all library entries of ``kind`` (one batch) with their attributes."""
+    attrs = [a for a, body in library.items() for _ in body.get(kind) or []]
+    texts = [embedding_text(e["text"], kind, neutral_slot) for body in library.values() for e in body.get(kind) or []]
+    return attrs, encoder.encode(texts)
+
+
+def prototypes_from(attrs: Sequence[str], emb: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """Attribute prototypes: L2-normalised mean embedding of each attribute's entries."""
+    names = list(dict.fromkeys(attrs))
+    if not names:
+        raise DataError("the library has no entries of this kind to build attribute prototypes from")
+    a = np.asarray(attrs)
+    vecs = [emb[a == n].mean(0) for n in names]
+    return names, np.stack([v / (np.linalg.norm(v) or 1.0) for v in vecs])
+
+
 def prototypes(library: Mapping[str, Mapping[str, list]], kind: str, encoder, neutral_slot: str | None = None
                ) -> tuple[list[str], np.ndarray]:
-    """Attribute prototypes: L2-normalised mean embedding of each attribute's entries of ``kind``."""
-    attrs, vecs = [], []
-    for attr, body in library.items():
-        texts = [embedding_text(e["text"], kind, neutral_slot) for e in body.get(kind) or []]
-        if not texts:
-            continue
-        v = encoder.encode(texts).mean(0)
-        attrs.append(attr)
-        vecs.append(v / (np.linalg.norm(v) or 1.0))
-    if not attrs:
-        raise DataError(f"the library has no {kind} to build attribute prototypes from")
-    return attrs, np.stack(vecs)
+    """Attribute prototypes of ``kind`` from a library (see :func:`prototypes_from`)."""
+    return prototypes_from(*library_embeddings(library, kind, encoder, neutral_slot))
 
 
 def dbscan(emb: np.ndarray, eps: float, min_samples: int, metric: str = "cosine") -> np.ndarray:
@@ -149,29 +157,45 @@ def assign_clusters(emb: np.ndarray, labels: np.ndarray, proto_attrs: list[str],
     return out
 
 
+def kind_param(cfg: Mapping, key: str, kind: str, default):
+    """A clustering parameter that may be one value or ``{templates: .., fragments: ..}``."""
+    v = cfg.get(key, default)
+    return v.get(kind, default) if isinstance(v, Mapping) else v
+
+
 def cluster_kind(new_texts: Sequence[str], library: Mapping[str, Mapping[str, list]], kind: str, encoder,
                  cfg: Mapping) -> dict:
-    """Cluster the new items of one kind (templates | fragments), optionally with the library's.
+    """Cluster the new items of one kind (templates | fragments) and file clusters under attributes.
 
-    Returns ``{"items": [{cluster, attribute, similarity, status}] for each new text,
-    "embeddings": array (new then library items), "labels", "known_attributes": [attr or None],
-    "texts": [...]}``; status is ``clustered`` | ``noise`` | ``low_similarity``.
+    DBSCAN runs over the new items. With ``include_prior``, a new item that DBSCAN leaves as
+    noise is still kept when it has at least ``min_samples - 1`` library entries of the same
+    kind within ``eps`` (it is dense together with known patterns); it forms a cluster with
+    them, labelled after the new clusters. Library entries do not enter DBSCAN themselves:
+    library templates of different attributes share shapes (``x.y = "<VALUE>"``) and would
+    chain every cluster into one.
+
+    Returns ``{"items": [{cluster, attribute, similarity, status}] per new text, "embeddings",
+    "labels", "texts"}``; status is ``clustered`` | ``noise`` | ``low_similarity``.
     """
     neutral = cfg.get("neutral_slot")
-    lib_texts, lib_attrs = [], []
-    if cfg.get("include_prior", True):
-        for attr, body in library.items():
-            for e in body.get(kind) or []:
-                lib_texts.append(e["text"])
-                lib_attrs.append(attr)
-    texts = list(new_texts) + lib_texts
+    eps = float(kind_param(cfg, "eps", kind, 0.35))
+    min_samples = int(kind_param(cfg, "min_samples", kind, 2))
+    texts = list(new_texts)
     emb = encoder.encode([embedding_text(t, kind, neutral) for t in texts])
-    labels = dbscan(emb, float(cfg.get("eps", 0.35)), int(cfg.get("min_samples", 2)), cfg.get("metric", "cosine"))
-    proto_attrs, proto = prototypes(library, kind, encoder, neutral)
+    labels = dbscan(emb, eps, min_samples, cfg.get("metric", "cosine")).copy()
+    lib_attrs, lib_emb = library_embeddings(library, kind, encoder, neutral)
+    proto_attrs, proto = prototypes_from(lib_attrs, lib_emb)
+    if cfg.get("include_prior", True) and len(texts) and (labels == -1).any():
+        near = ((1.0 - emb @ lib_emb.T) <= eps).sum(1) if len(lib_emb) else np.zeros(len(texts), dtype=int)
+        nxt = int(labels.max()) + 1 if len(labels) else 0
+        for i in np.flatnonzero(labels == -1):
+            if near[i] + 1 >= min_samples:
+                labels[i] = nxt
+                nxt += 1
     assigned = assign_clusters(emb, labels, proto_attrs, proto)
     min_sim = float(cfg.get("min_similarity", 0.0))
     items = []
-    for i in range(len(new_texts)):
+    for i in range(len(texts)):
         c = int(labels[i])
         if c == -1:
             items.append({"cluster": -1, "attribute": None, "similarity": None, "status": "noise"})
@@ -180,5 +204,4 @@ def cluster_kind(new_texts: Sequence[str], library: Mapping[str, Mapping[str, li
         status = "clustered" if sim >= min_sim else "low_similarity"
         items.append({"cluster": c, "attribute": attr if status == "clustered" else None,
                       "similarity": round(sim, 4), "status": status})
-    return {"items": items, "embeddings": emb, "labels": labels, "texts": texts,
-            "known_attributes": [None] * len(new_texts) + lib_attrs}
+    return {"items": items, "embeddings": emb, "labels": labels, "texts": texts}
