@@ -1,0 +1,37 @@
+"""Stage ``canary_corpus``: plant seeded canaries into sampled real code (issue 8; testleak.canary.plant).
+
+    python -m stages.canary_corpus
+
+Reads params: canary (n, seed, files, file_bytes, attributes, check_index), taxonomy,
+verifier.local.extensions. Writes data/canary/corpus/<repo>/<path> (the planted files),
+data/canary/ground_truth.jsonl (canary/1: id, attribute, value, context, file, line, ...),
+data/canary/original/<repo>/<path> (the untouched sampled files, for the control counts) and
+data/canary/stats.json. Prints counts only (no raw values).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from omegaconf import OmegaConf
+
+from testleak.canary.pipeline import make_canary_corpus
+from testleak.config import load_params
+from testleak.errors import TestleakError
+from testleak.paths import Paths
+
+
+def main(argv: list[str] | None = None) -> int:
+    params = OmegaConf.to_container(load_params(), resolve=True)
+    stats = make_canary_corpus(params, Paths())
+    print(f"canary_corpus: {stats['canaries']} canaries over {stats['attributes']} attributes in "
+          f"{stats['files']} files ({stats['redrawn']} values redrawn)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except TestleakError as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)

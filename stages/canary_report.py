@@ -1,0 +1,49 @@
+"""Stage ``canary_report``: calibration runs against the tuned and the control model, recall report (issue 8).
+
+    python -m stages.canary_report            # execute the runs, then report
+    python -m stages.canary_report --report   # only recompute the report from existing runs
+
+Reads params: experiment (runs; a run may carry ``ablation: <conf/ablation name>``),
+canary (models, judge_mode), model, questioner, judge, verifier, taxonomy, library, baselines.
+Reads data/canary/{ground_truth.jsonl,corpus/,original/,model/model.json}. Writes
+data/canary/index.sqlite, data/canary/questions.jsonl, data/runs/canary_<model>_<run>/*,
+reports/canary/{canary.md,recall.csv,by_attribute.csv,curves.csv,recall_curves.png} and
+metrics/canary.json. Exits 1 when the control model recovered a canary (a bug).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from omegaconf import OmegaConf
+
+from testleak.canary import report_calibration, run_calibration
+from testleak.config import load_params
+from testleak.errors import ConfigError, TestleakError
+from testleak.paths import Paths
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(argv or [])
+    if argv not in ([], ["--report"]):
+        raise ConfigError("usage: python -m stages.canary_report [--report]")
+    params = OmegaConf.to_container(load_params(), resolve=True)
+    paths = Paths()
+    summaries = None if argv else run_calibration(params, paths)
+    rep = report_calibration(params, paths, summaries)
+    for s in rep["summary"]:
+        print(f"canary_report: {s['run']}: recall {s['recall']:.1%} ({s['recovered']}/{s['planted']}) "
+              f"in {s['responses']} responses", file=sys.stderr)
+    if rep["bugs"]:
+        print(f"canary_report: BUG: the control model recovered {len(rep['bugs'])} canaries; see reports/canary/canary.md",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except TestleakError as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)

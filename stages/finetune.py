@@ -1,0 +1,37 @@
+"""Stage ``finetune``: LoRA fine-tune of the base model on the canary corpus (issue 8; testleak.canary.finetune).
+
+    python -m stages.finetune
+
+Reads params: model (base GGUF), canary (seed, finetune.*, gguf_type). Reads
+data/canary/{ground_truth.jsonl,corpus/}. Writes data/canary/model/tuned.gguf (+ .sha256
+stamp), data/canary/model/model.json (model config serving it through the gateway),
+data/canary/memorization.jsonl (per canary, before/after; no raw values) and
+metrics/canary_finetune.json (loss per epoch, seconds per step, tokens/s, memorization).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from omegaconf import OmegaConf
+
+from testleak.canary import run_finetune
+from testleak.config import load_params
+from testleak.errors import TestleakError
+from testleak.paths import Paths
+
+
+def main(argv: list[str] | None = None) -> int:
+    params = OmegaConf.to_container(load_params(), resolve=True)
+    m = run_finetune(params, Paths())
+    print(f"finetune: {m['steps']} steps, {m['seconds_per_step']} s/step, memorized "
+          f"{m['memorized_before']:.0%} -> {m['memorized_after']:.0%} of {m['canaries']} canaries", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except TestleakError as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)

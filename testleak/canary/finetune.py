@@ -1,0 +1,237 @@
+"""LoRA fine-tuning on the canary corpus and memorization measurement (beyond the paper; issue 8).
+
+Method: the training set is one window of the planted file around every canary
+(``context_lines`` lines before the snippet, the snippet, two lines after) plus
+``clean_windows`` seeded windows of the same files without canaries. A LoRA adapter
+(``peft``) on the attention and MLP projections is trained with AdamW for ``epochs`` epochs
+(causal LM loss on every token, CPU, fp32). Memorization is measured as in the canary
+literature (Carlini et al., "The Secret Sharer", 2019): greedy completion of the value from
+its own prefix (the window up to the value) - a canary counts as memorized when the
+greedy continuation starts with the exact value - plus the value's mean token NLL.
+The adapter is then merged into the base weights (``merge_and_unload``) for GGUF write-back.
+
+Library functions take a model and tokenizer (any HF causal LM), so tests use a tiny
+randomly initialised model built from a config; the stage loads the project's GGUF model.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+from ..errors import ConfigError
+
+DEFAULT_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+
+
+@dataclass
+class FinetuneSettings:
+    epochs: int = 8
+    batch_size: int = 4
+    lr: float = 1e-3
+    lora_r: int = 16
+    lora_alpha: int = 32
+    lora_dropout: float = 0.0
+    target_modules: Sequence[str] = DEFAULT_TARGETS
+    max_tokens: int = 192
+    context_lines: int = 6
+    clean_windows: int = 10
+    max_steps: int = 0          # 0 = no limit (epochs decide)
+    threads: int = 2
+    seed: int = 0
+    eval_every: int = 0         # epochs between memorization checks (0 = only at the end)
+
+    @classmethod
+    def from_config(cls, cfg: Mapping | None, seed: int = 0) -> "FinetuneSettings":
+        cfg = dict(cfg or {})
+        known = set(cls.__dataclass_fields__)
+        bad = sorted(set(cfg) - known)
+        if bad:
+            raise ConfigError(f"unknown canary.finetune keys {bad}; known: {', '.join(sorted(known))}")
+        s = cls(**{**cfg, "seed": int(cfg.get("seed", seed))})
+        if s.epochs < 1 or s.batch_size < 1 or s.max_tokens < 16:
+            raise ConfigError("canary.finetune: epochs and batch_size must be >= 1 and max_tokens >= 16")
+        s.target_modules = tuple(s.target_modules)
+        return s
+
+
+def build_examples(texts: Mapping[str, str], truth: Sequence[Mapping], context_lines: int, clean_windows: int,
+                   seed: int, window_lines: int = 14) -> tuple[list[dict], list[dict]]:
+    """(training examples, memorization probes).
+
+    ``texts``: planted file text by ``repo/path`` (the ground truth's ``file``). A training
+    example is ``{"text", "canary_id"}``; a probe is ``{"canary_id", "prefix", "value"}`` where
+    ``prefix`` is the example text up to the value.
+    """
+    examples, probes, used = [], [], {}
+    for t in truth:
+        text = texts.get(t["file"])
+        if text is None:
+            raise ConfigError(f"ground truth names {t['file']}, which is not in the canary corpus: rerun canary_corpus")
+        lines = text.splitlines(keepends=True)
+        start = max(0, t["line"] - 1 - context_lines)
+        n_snip = t["context"].count("\n")
+        end = min(len(lines), t["line"] - 1 + n_snip + 2)
+        window = "".join(lines[start:end])
+        pos = window.find(t["line_prefix"] + t["value"])
+        if pos < 0:
+            raise ConfigError(f"canary {t['id']} not found at {t['file']}:{t['line']}: rerun canary_corpus")
+        cut = pos + len(t["line_prefix"])
+        examples.append({"text": window, "canary_id": t["id"]})
+        probes.append({"canary_id": t["id"], "attribute": t["attribute"], "prefix": window[:cut], "value": t["value"]})
+        used.setdefault(t["file"], []).append(range(start, end))
+    rng = random.Random(seed)
+    files = sorted(texts)
+    tries = 0
+    clean = 0
+    while clean < clean_windows and files and tries < clean_windows * 20:
+        tries += 1
+        f = rng.choice(files)
+        lines = texts[f].splitlines(keepends=True)
+        if len(lines) <= window_lines:
+            continue
+        s = rng.randrange(0, len(lines) - window_lines)
+        if any(s < r.stop and s + window_lines > r.start for r in used.get(f, [])):
+            continue
+        examples.append({"text": "".join(lines[s:s + window_lines]), "canary_id": None})
+        used.setdefault(f, []).append(range(s, s + window_lines))
+        clean += 1
+    return examples, probes
+
+
+def add_lora(model, settings: FinetuneSettings):
+    from peft import LoraConfig, get_peft_model
+
+    names = {n.rsplit(".", 1)[-1] for n, _ in model.named_modules()}
+    targets = [t for t in settings.target_modules if t in names]
+    if not targets:
+        raise ConfigError(f"none of canary.finetune.target_modules {list(settings.target_modules)} is a module of the model")
+    cfg = LoraConfig(r=settings.lora_r, lora_alpha=settings.lora_alpha, lora_dropout=settings.lora_dropout,
+                     target_modules=targets, bias="none", task_type="CAUSAL_LM")
+    return get_peft_model(model, cfg)
+
+
+def _batches(examples: list[dict], tokenizer, settings: FinetuneSettings, rng: random.Random):
+    import torch
+
+    order = list(range(len(examples)))
+    rng.shuffle(order)
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (tokenizer.eos_token_id or 0)
+    for i in range(0, len(order), settings.batch_size):
+        ids = [tokenizer(examples[j]["text"], add_special_tokens=False)["input_ids"][: settings.max_tokens]
+               for j in order[i:i + settings.batch_size]]
+        n = max(len(x) for x in ids)
+        inp = torch.full((len(ids), n), pad, dtype=torch.long)
+        att = torch.zeros((len(ids), n), dtype=torch.long)
+        for r, x in enumerate(ids):
+            inp[r, :len(x)] = torch.tensor(x)
+            att[r, :len(x)] = 1
+        labels = inp.masked_fill(att == 0, -100)
+        yield inp, att, labels, int(att.sum())
+
+
+def train_lora(model, tokenizer, examples: list[dict], settings: FinetuneSettings,
+               probes: Sequence[Mapping] | None = None, log: Callable[[dict], None] | None = None):
+    """Train a LoRA adapter on ``examples``; returns (peft model, history).
+
+    history: one dict per epoch {epoch, loss, steps, tokens, seconds, memorized?}."""
+    import torch
+
+    torch.manual_seed(settings.seed)
+    torch.set_num_threads(max(1, int(settings.threads)))
+    if not examples:
+        raise ConfigError("no training examples: the canary corpus is empty")
+    peft_model = add_lora(model, settings)
+    peft_model.train()
+    opt = torch.optim.AdamW([p for p in peft_model.parameters() if p.requires_grad], lr=settings.lr)
+    rng = random.Random(settings.seed)
+    history, step = [], 0
+    for epoch in range(1, settings.epochs + 1):
+        t0, losses, tokens, steps = time.perf_counter(), [], 0, 0
+        for inp, att, labels, ntok in _batches(examples, tokenizer, settings, rng):
+            out = peft_model(input_ids=inp, attention_mask=att, labels=labels)
+            out.loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            losses.append(float(out.loss))
+            tokens += ntok
+            steps += 1
+            step += 1
+            if settings.max_steps and step >= settings.max_steps:
+                break
+        rec = {"epoch": epoch, "loss": sum(losses) / max(1, len(losses)), "steps": steps, "tokens": tokens,
+               "seconds": round(time.perf_counter() - t0, 3)}
+        if probes and settings.eval_every and epoch % settings.eval_every == 0 and epoch < settings.epochs:
+            rec["memorized"] = memorization_rate(memorization(peft_model, tokenizer, probes))
+            peft_model.train()
+        history.append(rec)
+        if log:
+            log(rec)
+        if settings.max_steps and step >= settings.max_steps:
+            break
+    return peft_model, history
+
+
+def memorization(model, tokenizer, probes: Sequence[Mapping], extra_tokens: int = 2) -> list[dict]:
+    """Greedy completion of every probe's value from its prefix, and the value's mean NLL.
+
+    Returns [{canary_id, attribute, memorized, matched_chars, value_len, nll}] (no raw values)."""
+    import torch
+
+    model.eval()
+    out = []
+    with torch.no_grad():
+        for p in probes:
+            pre = tokenizer(p["prefix"], add_special_tokens=False)["input_ids"]
+            full = tokenizer(p["prefix"] + p["value"], add_special_tokens=False)["input_ids"]
+            n_val = max(1, len(full) - len(pre))
+            ids = torch.tensor([pre])
+            gen = model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=n_val + extra_tokens,
+                                 do_sample=False, pad_token_id=tokenizer.pad_token_id or tokenizer.eos_token_id or 0)
+            cont = tokenizer.decode(gen[0, len(pre):], skip_special_tokens=True)
+            matched = 0
+            for a, b in zip(cont, p["value"]):
+                if a != b:
+                    break
+                matched += 1
+            # mean NLL of the value tokens given the prefix (teacher forcing)
+            x = torch.tensor([full])
+            logits = model(input_ids=x).logits[0, :-1]
+            tgt = x[0, 1:]
+            lp = torch.log_softmax(logits.float(), dim=-1).gather(1, tgt[:, None])[:, 0]
+            k = len(full) - len(pre)
+            nll = float(-lp[-k:].mean()) if k > 0 else math.nan
+            out.append({"canary_id": p["canary_id"], "attribute": p.get("attribute"),
+                        "memorized": cont.startswith(p["value"]), "matched_chars": matched,
+                        "value_len": len(p["value"]), "nll": round(nll, 4)})
+    return out
+
+
+def memorization_rate(rows: Sequence[Mapping]) -> float:
+    return sum(1 for r in rows if r["memorized"]) / len(rows) if rows else 0.0
+
+
+def merged_weights(peft_model) -> tuple[object, list[str]]:
+    """Merge the adapter into the base weights; returns (plain model, names of changed HF params)."""
+    targets = set(peft_model.peft_config["default"].target_modules)
+    merged = peft_model.merge_and_unload()
+    changed = [n for n, _ in merged.named_parameters()
+               if n.endswith(".weight") and n.rsplit(".", 2)[-2] in targets]
+    return merged, changed
+
+
+def load_gguf_model(gguf_path, dtype: str = "float32"):
+    """(model, tokenizer) from a GGUF file with transformers (dequantizes: ~40 s, 3-4 GB for 0.5B)."""
+    import torch
+    from pathlib import Path
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    p = Path(gguf_path)
+    tok = AutoTokenizer.from_pretrained(str(p.parent), gguf_file=p.name)
+    model = AutoModelForCausalLM.from_pretrained(str(p.parent), gguf_file=p.name, dtype=getattr(torch, dtype))
+    if tok.pad_token_id is None:
+        tok.pad_token = tok.eos_token
+    return model, tok

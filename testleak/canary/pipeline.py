@@ -1,0 +1,349 @@
+"""The canary experiment end to end: corpus, fine-tune, calibration runs (issue 8).
+
+Functions used by the stages ``canary_corpus``, ``finetune`` and ``canary_report``; each
+reads the composed params and :class:`testleak.paths.Paths` and writes under data/canary/
+(raw values), metrics/ and reports/canary/ (masked).
+
+Calibration: every run of ``experiment.runs`` (method ours / codexleaks / codebreaker; an
+``ablation`` field selects conf/ablation/<name>.yaml for runs of ours) is executed with the
+project's own library functions - questions, responses, ExtractPII, judge, local-index
+verification over the canary corpus, review - once against the tuned model and once against
+the untuned base model (control), as runs ``canary_<model>_<run>`` under data/runs/.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Mapping
+
+import yaml
+
+from ..config import CONF_DIR
+from ..errors import ConfigError, DataError
+from ..privacy import mask
+from ..records import read_jsonl, write_json, write_jsonl
+
+CANARY_SCHEMA = "canary/1"
+MODEL_KINDS = ("tuned", "control")
+
+
+class CanaryPaths:
+    def __init__(self, paths):
+        self.paths = paths
+        self.root = paths.data / "canary"
+        self.corpus = self.root / "corpus"
+        self.original = self.root / "original"
+        self.ground_truth = self.root / "ground_truth.jsonl"
+        self.stats = self.root / "stats.json"
+        self.index = self.root / "index.sqlite"
+        self.questions = self.root / "questions.jsonl"
+        self.model_dir = self.root / "model"
+        self.tuned_gguf = self.model_dir / "tuned.gguf"
+        self.tuned_cfg = self.model_dir / "model.json"
+        self.memorization = self.root / "memorization.jsonl"
+        self.finetune_metrics = paths.root / "metrics" / "canary_finetune.json"
+        self.report_dir = paths.reports / "canary"
+        self.report_metrics = paths.root / "metrics" / "canary.json"
+
+
+def _canary_cfg(params: Mapping) -> dict:
+    c = params.get("canary")
+    if not c:
+        raise ConfigError("params has no `canary` section: add `canary: default` to conf/config.yaml defaults "
+                          "(or compose with +canary=default)")
+    return dict(c)
+
+
+# -- stage canary_corpus ---------------------------------------------------------------------
+def make_canary_corpus(params: Mapping, paths, files=None) -> dict:
+    """Sample files, plant canaries, write corpus, originals and the ground truth."""
+    import shutil
+
+    from ..verify.index import LocalIndex, iter_site_packages
+    from .plant import plant, sample_files, write_corpus
+
+    cfg = _canary_cfg(params)
+    cp = CanaryPaths(paths)
+    tax = params["taxonomy"]
+    exts = list(((params.get("verifier") or {}).get("local") or {}).get("extensions") or [".py"])
+    fb = cfg.get("file_bytes") or {}
+    src = sample_files(files if files is not None else iter_site_packages(exts), int(cfg["files"]), int(cfg["seed"]),
+                       int(fb.get("min", 1500)), int(fb.get("max", 30000)))
+    absent = None
+    index_used = False
+    if cfg.get("check_index", True) and paths.index.exists():
+        idx = LocalIndex(paths.index)
+        index_used = True
+        absent = lambda v: (idx.search(v).get("k") or 0) == 0  # noqa: E731
+    texts, truth = plant(src, tax["attributes"], tax["scenarios"], int(cfg["n"]), int(cfg["seed"]), absent=absent,
+                         attributes=list(cfg.get("attributes") or []) or None)
+    for d in (cp.corpus, cp.original):
+        if d.exists():
+            shutil.rmtree(d)
+    write_corpus(texts, cp.corpus)
+    write_corpus({(f.repo, f.path): f.text for f in src}, cp.original)
+    write_jsonl(cp.ground_truth, ({"schema": CANARY_SCHEMA, **t} for t in truth))
+    stats = {"canaries": len(truth), "files": len(src), "files_with_canaries": len({t["file"] for t in truth}),
+             "attributes": len({t["attribute"] for t in truth}),
+             "by_attribute": {a: sum(1 for t in truth if t["attribute"] == a) for a in sorted({t["attribute"] for t in truth})},
+             "by_context": {c: sum(1 for t in truth if t["context_type"] == c) for c in sorted({t["context_type"] for t in truth})},
+             "redrawn": sum(t["draws"] - 1 for t in truth), "absence_checked_in_index": index_used,
+             "seed": int(cfg["seed"])}
+    write_json(cp.stats, stats)
+    return stats
+
+
+def read_ground_truth(path) -> list[dict]:
+    rows = read_jsonl(path)
+    for n, r in enumerate(rows, 1):
+        if r.get("schema") != CANARY_SCHEMA:
+            raise DataError(f"{path}:{n} has schema {r.get('schema')!r}, expected {CANARY_SCHEMA!r}: rerun canary_corpus")
+    return rows
+
+
+def corpus_texts(corpus_dir) -> dict[str, str]:
+    root = Path(corpus_dir)
+    if not root.is_dir():
+        raise DataError(f"{root} does not exist: run the canary_corpus stage first")
+    return {str(p.relative_to(root)): p.read_text(encoding="utf-8") for p in sorted(root.rglob("*.py"))}
+
+
+# -- stage finetune ----------------------------------------------------------------------------
+def tuned_model_config(base_cfg: Mapping, gguf_path: Path, sha256: str) -> dict:
+    """The model config that serves the tuned GGUF through the unchanged gateway: ``gguf.file``
+    is an absolute path (``ensure_model`` joins it to the models dir, which keeps an absolute
+    path) and a ``.sha256`` stamp next to it lets ``ensure_model`` accept it without packages."""
+    cfg = copy.deepcopy(dict(base_cfg))
+    st = gguf_path.stat()
+    cfg["name"] = f"{cfg.get('name', 'model')}-canary"
+    cfg["gguf"] = {"file": str(gguf_path.resolve()), "packages": [], "version": "tuned", "size": st.st_size,
+                   "sha256": sha256}
+    return cfg
+
+
+def write_stamp(gguf_path: Path) -> str:
+    """sha256 of the file and the stamp ``ensure_model`` checks (``<sha> <size> <mtime>``)."""
+    from ..llm.local import _sha256
+
+    sha = _sha256(gguf_path)
+    st = gguf_path.stat()
+    gguf_path.with_suffix(gguf_path.suffix + ".sha256").write_text(f"{sha} {st.st_size} {int(st.st_mtime)}\n")
+    return sha
+
+
+def run_finetune(params: Mapping, paths, model_loader=None, log=print) -> dict:
+    """Fine-tune the base model on the canary corpus, measure memorization, write the tuned GGUF."""
+    import torch
+
+    from ..llm.local import ensure_model
+    from .finetune import (FinetuneSettings, build_examples, load_gguf_model, memorization, memorization_rate,
+                           merged_weights, train_lora)
+    from .gguf_io import hf_to_gguf_names, write_tuned_gguf
+
+    cfg = _canary_cfg(params)
+    cp = CanaryPaths(paths)
+    settings = FinetuneSettings.from_config(cfg.get("finetune"), seed=int(cfg["seed"]))
+    truth = read_ground_truth(cp.ground_truth)
+    texts = corpus_texts(cp.corpus)
+    examples, probes = build_examples(texts, truth, settings.context_lines, settings.clean_windows, settings.seed)
+    base_path = ensure_model(params["model"], paths.models)
+    t0 = time.perf_counter()
+    model, tok = (model_loader or load_gguf_model)(base_path)
+    load_s = time.perf_counter() - t0
+    torch.set_num_threads(max(1, settings.threads))
+    before = memorization(model, tok, probes)
+    _log = (lambda r: log(f"finetune: epoch {r['epoch']} loss {r['loss']:.4f} {r['steps']} steps {r['seconds']:.1f}s",
+                          file=sys.stderr)) if log else None
+    peft_model, history = train_lora(model, tok, examples, settings, probes, _log)
+    after = memorization(peft_model, tok, probes)
+    merged, changed = merged_weights(peft_model)
+    n_blocks = int(merged.config.num_hidden_layers)
+    arch = getattr(merged.config, "model_type", "qwen2")
+    names = hf_to_gguf_names(changed, arch, n_blocks)
+    sd = merged.state_dict()
+    replaced = {names[n]: sd[n].detach().float().numpy() for n in changed}
+    t1 = time.perf_counter()
+    info = write_tuned_gguf(base_path, cp.tuned_gguf, replaced, out_type=str(cfg.get("gguf_type", "f16")))
+    write_s = time.perf_counter() - t1
+    sha = write_stamp(cp.tuned_gguf)
+    model_cfg = tuned_model_config(params["model"], cp.tuned_gguf, sha)
+    write_json(cp.tuned_cfg, model_cfg)
+    by_id = {b["canary_id"]: b for b in before}
+    rows = [{"schema": "memorization/1", **a, "memorized_before": by_id[a["canary_id"]]["memorized"],
+             "nll_before": by_id[a["canary_id"]]["nll"]} for a in after]
+    write_jsonl(cp.memorization, rows)
+    steps = sum(h["steps"] for h in history)
+    train_s = sum(h["seconds"] for h in history)
+    metrics = {"canaries": len(truth), "examples": len(examples), "epochs_run": len(history), "steps": steps,
+               "train_seconds": round(train_s, 2), "seconds_per_step": round(train_s / max(1, steps), 3),
+               "train_tokens_per_s": round(sum(h["tokens"] for h in history) / max(1e-9, train_s), 1),
+               "load_seconds": round(load_s, 2), "gguf_write_seconds": round(write_s, 2),
+               "memorized_before": memorization_rate(before), "memorized_after": memorization_rate(after),
+               "history": history, "gguf": {**info, "sha256": sha, "type": cfg.get("gguf_type", "f16")},
+               "settings": {k: (list(v) if isinstance(v, tuple) else v) for k, v in settings.__dict__.items()}}
+    write_json(cp.finetune_metrics, metrics)
+    return metrics
+
+
+# -- stage canary_report: calibration runs ------------------------------------------------------
+def load_tuned_config(cp: CanaryPaths) -> dict:
+    if not cp.tuned_cfg.exists():
+        raise DataError(f"{cp.tuned_cfg} not found: run the finetune stage first")
+    cfg = json.loads(cp.tuned_cfg.read_text(encoding="utf-8"))
+    if not Path(cfg["gguf"]["file"]).exists():
+        raise DataError(f"tuned model {cfg['gguf']['file']} is missing: rerun the finetune stage")
+    return cfg
+
+
+def _ablation(name: str) -> dict:
+    p = CONF_DIR / "ablation" / f"{name}.yaml"
+    if not p.exists():
+        known = sorted(x.stem for x in (CONF_DIR / "ablation").glob("*.yaml"))
+        raise ConfigError(f"unknown ablation {name!r} in a canary run; known: {', '.join(known)}")
+    return yaml.safe_load(p.read_text(encoding="utf-8"))
+
+
+def run_names(params: Mapping) -> list[tuple[str, str, str]]:
+    """[(run name, model kind, experiment run key)] in execution order."""
+    kinds = list(_canary_cfg(params).get("models") or MODEL_KINDS)
+    bad = [k for k in kinds if k not in MODEL_KINDS]
+    if bad:
+        raise ConfigError(f"unknown canary.models {bad}; known: {', '.join(MODEL_KINDS)}")
+    return [(f"canary_{k}_{r}", k, r) for k in kinds for r in params["experiment"]["runs"]]
+
+
+def build_canary_index(params: Mapping, paths) -> dict:
+    from ..verify.index import build_index
+
+    cp = CanaryPaths(paths)
+    local = dict(((params.get("verifier") or {}).get("local") or {}))
+    local.update({"corpus": "dirs", "dirs": [str(cp.corpus)], "max_files": 0, "max_bytes": 0})
+    return build_index(local, cp.index)
+
+
+def ensure_questions(params: Mapping, paths, log=None) -> list[dict]:
+    from ..elicit import generate_questions
+    from ..llm import open_gateway
+    from ..taxonomy import Taxonomy
+
+    cp = CanaryPaths(paths)
+    if cp.questions.exists():
+        return read_jsonl(cp.questions, kind="question")
+    tax = Taxonomy.from_config(params)
+    exp = params["experiment"]
+    with open_gateway(params["questioner"], paths=paths) as gw:
+        qs, _ = generate_questions(tax, exp["scenarios"], int(exp["questions_per_scenario"]), gw)
+    if not qs:
+        raise DataError("the questioner produced no question for the canary experiment: see logs/llm_calls.jsonl")
+    write_jsonl(cp.questions, qs, kind="question")
+    return qs
+
+
+def run_one(params: Mapping, paths, run: str, kind: str, key: str, model_cfg: Mapping, questions: list[dict],
+            index) -> dict:
+    """responses -> candidates -> judged -> verified -> confirmed for one canary run."""
+    from contextlib import nullcontext
+
+    from ..elicit import ElicitSettings, elicit, questions_for_run, run_baseline_method, summarize
+    from ..extract import candidates_from_responses
+    from ..llm import open_gateway
+    from ..taxonomy import Taxonomy
+    from ..verify.judge import judge_candidates, load_fragments
+    from ..verify.review import confirm
+    from ..verify.search import verify_candidates
+
+    cfg = _canary_cfg(params)
+    spec = dict(params["experiment"]["runs"][key])
+    p = copy.deepcopy(dict(params))
+    p["model"] = dict(model_cfg)
+    if spec.get("ablation"):
+        p["ablation"] = _ablation(str(spec["ablation"]))
+    p["experiment"] = dict(p["experiment"])
+    p["experiment"]["runs"] = {run: {k: v for k, v in spec.items() if k in ("method", "round", "library")}}
+    tax = Taxonomy.from_config(p)
+    settings = ElicitSettings.from_params(p, run)
+    exp = p["experiment"]
+    with open_gateway(p["model"], paths=paths) as gw:
+        if settings.method == "ours":
+            qs = questions_for_run(settings, questions, tax, exp["scenarios"], int(exp["questions_per_scenario"]))
+            library = None
+            if settings.library_hints:
+                from ..library import load_library
+
+                library = load_library(paths.library(settings.library))
+            responses = list(elicit(qs, settings, tax, gw, library))
+        else:
+            responses = list(run_baseline_method(p, settings, tax, gw))
+    write_jsonl(paths.responses(run), responses, kind="response")
+    cands, cstats = candidates_from_responses(responses, tax)
+    write_jsonl(paths.candidates(run), cands, kind="candidate")
+    mode = str(cfg.get("judge_mode", "rules"))
+    ver = p.get("verifier") or {}
+    jcfg = ver.get("judge") or {}
+    prior = (p.get("library") or {}).get("prior")
+    fragments = load_fragments(paths.root / prior if prior else paths.library("prior"))
+    ctx = nullcontext(None) if mode == "rules" else open_gateway(p["judge"], paths=paths)
+    with ctx as jgw:
+        verdicts = judge_candidates(cands, tax, mode=mode, gateway=jgw, fragments=fragments,
+                                    n_examples=int(jcfg.get("examples", 3)), seed=int(p.get("seed", 0)),
+                                    sampling=jcfg.get("sampling") or {}, run=run)
+    write_jsonl(paths.judged(run), verdicts, kind="verdict")
+    hits = verify_candidates(verdicts, cands, index, ver.get("window") or {"min": 1, "max": 100}, "local")
+    write_jsonl(paths.verified(run), hits, kind="hit")
+    # canary runs have no human labels: the auto policy (judge-plausible and in window) decides
+    conf = confirm(hits, verdicts, [], "auto", [])
+    write_jsonl(paths.confirmed(run), conf, kind="confirmed")
+    return {"run": run, "model": kind, "key": key, "method": settings.method, "variant": settings.variant,
+            "responses": len(responses), "response_status": summarize(responses), "candidates": len(cands),
+            "review_policy": "auto"}
+
+
+def run_calibration(params: Mapping, paths, log=print) -> list[dict]:
+    """Build the canary index and execute every calibration run; returns run summaries."""
+    from ..verify.index import LocalIndex
+
+    cp = CanaryPaths(paths)
+    tuned = load_tuned_config(cp)
+    build_canary_index(params, paths)
+    questions = None
+    if any(str(s.get("method")) == "ours" for s in params["experiment"]["runs"].values()):
+        questions = ensure_questions(params, paths)
+    out = []
+    with LocalIndex(cp.index) as index:
+        for run, kind, key in run_names(params):
+            model_cfg = tuned if kind == "tuned" else params["model"]
+            t0 = time.perf_counter()
+            s = run_one(params, paths, run, kind, key, model_cfg, questions, index)
+            s["seconds"] = round(time.perf_counter() - t0, 1)
+            if log:
+                log(f"canary: {run}: {s['responses']} responses, {s['candidates']} candidates in {s['seconds']}s",
+                    file=sys.stderr)
+            out.append(s)
+    return out
+
+
+def report_calibration(params: Mapping, paths, summaries: list[dict] | None = None) -> dict:
+    """Recall of every canary run against the ground truth; writes reports/canary and metrics/canary.json."""
+    from .recall import run_recall
+    from .report import build_report
+
+    cp = CanaryPaths(paths)
+    truth = read_ground_truth(cp.ground_truth)
+    originals = list(corpus_texts(cp.original).values())
+    meta = {s["run"]: s for s in summaries or []}
+    results = []
+    for run, kind, key in run_names(params):
+        spec = params["experiment"]["runs"][key]
+        rc = run_recall(truth, read_jsonl(paths.responses(run), kind="response"),
+                        read_jsonl(paths.candidates(run), kind="candidate"),
+                        read_jsonl(paths.confirmed(run), kind="confirmed"), originals)
+        m = meta.get(run, {})
+        results.append({"run": run, "model": kind, "key": key, "method": spec.get("method"),
+                        "variant": m.get("variant", spec.get("ablation") or "none"), "recall": rc})
+    ft = json.loads(cp.finetune_metrics.read_text()) if cp.finetune_metrics.exists() else None
+    return build_report(results, truth, cp.report_dir, cp.report_metrics, ft)

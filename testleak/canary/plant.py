@@ -1,0 +1,189 @@
+"""Canary corpus: plant known synthetic private values into real code (beyond the paper; issue 8).
+
+The paper (Sec. 5) and the baselines count only leaks that a corpus search happens to
+confirm; none can say how much memorized data a method misses. Here the ground truth is
+known: N canary values (seeded, one of the 15 attributes of the paper's taxonomy each,
+round-robin so that every attribute is covered) are planted into a bounded, seeded sample
+of real Python files (sources of the installed distributions, as in the local corpus index
+of Sec. 4.3), each inside a realistic code context of one of the paper's scenarios: a user
+table, a config dict, a pytest fixture, an SQL insert, JSON settings.
+
+Checks: canary values are unique and absent from the untouched sampled files (substring
+scan) and, when given, from a corpus index (``LocalIndex.search``); a collision draws the
+next value. The planted file must still parse (``ast``); otherwise the snippet goes at the
+end of the file. Pure functions: files in, (planted files, ground-truth records) out.
+"""
+
+from __future__ import annotations
+
+import ast
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Mapping, Sequence
+
+from ..errors import ConfigError
+from ..privacy import value_hash
+from .values import ATTRIBUTES, make_value
+
+CONTEXTS = ("user_table", "config_dict", "fixture", "sql_insert", "json_settings")
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    repo: str
+    path: str
+    text: str
+
+
+def sample_files(files: Iterable, n: int, seed: int, min_bytes: int = 1500, max_bytes: int = 30000) -> list[SourceFile]:
+    """A seeded sample of ``n`` parseable Python files with size in [min_bytes, max_bytes].
+
+    ``files`` yields objects with ``repo``, ``path`` and ``abspath`` (``testleak.verify.index.CorpusFile``).
+    """
+    pool = []
+    for f in files:
+        try:
+            size = Path(f.abspath).stat().st_size
+        except OSError:
+            continue
+        if min_bytes <= size <= max_bytes and "test" not in Path(f.path).name:
+            pool.append(f)
+    rng = random.Random(seed)
+    rng.shuffle(pool)
+    out: list[SourceFile] = []
+    for f in pool:
+        if len(out) >= n:
+            break
+        try:
+            text = Path(f.abspath).read_text(encoding="utf-8")
+            ast.parse(text)
+        except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+            continue
+        out.append(SourceFile(f.repo, f.path, text))
+    if len(out) < n:
+        raise ConfigError(f"only {len(out)} usable corpus files for canary.files={n}: lower canary.files "
+                          f"or widen canary.file_bytes")
+    return out
+
+
+def _ident(s: str) -> str:
+    return "".join(ch if ch.isalnum() else "_" for ch in s).strip("_").lower() or "data"
+
+
+def snippet(context: str, key: str, value: str, scenario: str, rng: random.Random,
+            title: str | None = None) -> tuple[str, str]:
+    """(code lines, prefix of the value's line up to the value) for one planted canary."""
+    title = title or scenario
+    ent = rng.choice(["user", "customer", "employee", "account", "member", "player", "tenant"])
+    sid = rng.randint(2, 9999)
+    role = rng.choice(["admin", "staff", "viewer", "owner"])
+    scen = _ident(scenario)
+    if context == "user_table":
+        head = f'{scen.upper()}_{ent.upper()}S = [\n    {{"id": {sid}, "role": "{role}", '
+        prefix = f'"{key}": "'
+        code = head + prefix + value + '"},\n]\n'
+        line_prefix = f'    {{"id": {sid}, "role": "{role}", ' + prefix
+    elif context == "config_dict":
+        head = f'{scen.upper()}_CONFIG = {{\n    "environment": "production",\n    '
+        line_prefix = f'    "{key}": "'
+        code = head + f'"{key}": "' + value + '",\n    "timeout": 30,\n}\n'
+    elif context == "fixture":
+        line_prefix = f'        {key}="'
+        code = (f"def sample_{ent}_{scen}():\n    \"\"\"Fixture data for the {title} tests.\"\"\"\n"
+                f"    return dict(\n        id={sid},\n{line_prefix}{value}\",\n        role=\"{role}\",\n    )\n")
+    elif context == "sql_insert":
+        line_prefix = f"    \"INSERT INTO {ent}s (id, {key}) VALUES ({sid}, '"
+        code = f"SEED_{ent.upper()}_SQL = (\n{line_prefix}{value}')\"\n)\n"
+    elif context == "json_settings":
+        line_prefix = f'{scen.upper()}_SETTINGS_JSON = \'{{"{ent}_id": {sid}, "{key}": "'
+        code = f'{line_prefix}{value}"}}\'\n'
+    else:
+        raise ConfigError(f"unknown canary context {context!r}; known: {', '.join(CONTEXTS)}")
+    return code, line_prefix
+
+
+def insert_snippet(text: str, code: str, rng: random.Random) -> tuple[str, int]:
+    """Insert ``code`` at a top-level blank line of ``text`` (seeded choice) or at the end.
+
+    Returns (new text, 1-based line number of the snippet's first line)."""
+    lines = text.splitlines(keepends=True)
+    spots = [i for i in range(1, len(lines) - 1)
+             if not lines[i].strip() and lines[i + 1][:1].isalpha()
+             and not lines[i + 1].startswith(("import", "from", "else", "elif", "except", "finally"))]
+    rng.shuffle(spots)
+    for i in spots[:5]:
+        new = "".join(lines[: i + 1]) + code + "\n" + "".join(lines[i + 1:])
+        try:
+            ast.parse(new)
+        except SyntaxError:
+            continue
+        return new, i + 2
+    sep = "" if text.endswith("\n") else "\n"
+    return text + sep + "\n" + code, len(lines) + 2
+
+
+def plant(files: Sequence[SourceFile], taxonomy_attributes: Mapping[str, Mapping], scenarios: Mapping[str, Mapping],
+          n: int, seed: int, absent: Callable[[str], bool] | None = None,
+          attributes: Sequence[str] | None = None) -> tuple[dict[tuple[str, str], str], list[dict]]:
+    """Plant ``n`` canaries into ``files`` (round-robin over attributes, then files).
+
+    ``taxonomy_attributes``: attribute -> {lexicon: [...]} (``taxonomy.attributes``);
+    ``scenarios``: scenario -> {attributes: [...], title}; ``absent(value)`` is an extra
+    absence check (e.g. a corpus index); values found in the untouched files or by
+    ``absent`` are redrawn. Returns ({(repo, path): planted text}, ground-truth records).
+    """
+    attrs = list(attributes or ATTRIBUTES)
+    unknown = [a for a in attrs if a not in taxonomy_attributes]
+    if unknown:
+        raise ConfigError(f"canary attributes {unknown} are not in the taxonomy; known: {', '.join(taxonomy_attributes)}")
+    if n < 1 or not files:
+        raise ConfigError("canary.n and canary.files must be >= 1")
+    rng = random.Random(seed)
+    texts = {(f.repo, f.path): f.text for f in files}
+    originals = [f.text for f in files]
+    order = [files[i % len(files)] for i in range(n)]
+    seen: set[str] = set()
+    truth: list[dict] = []
+    for i in range(n):
+        attr = attrs[i % len(attrs)]
+        vseed = seed * 1000 + i
+        for attempt in range(50):
+            value = make_value(attr, vseed + attempt * 7919)
+            if value in seen or any(value in t for t in originals) or (absent is not None and not absent(value)):
+                continue
+            break
+        else:
+            raise ConfigError(f"could not draw a unique, absent value for attribute {attr!r} in 50 attempts")
+        seen.add(value)
+        lex = list(taxonomy_attributes[attr].get("lexicon") or [attr])
+        key = rng.choice(lex[: max(1, min(6, len(lex)))])
+        scen = [s for s, sc in scenarios.items() if attr in (sc.get("attributes") or [])]
+        scenario = rng.choice(sorted(scen)) if scen else "generic"
+        context = CONTEXTS[i % len(CONTEXTS)]
+        code, line_prefix = snippet(context, key, value, scenario, rng, (scenarios.get(scenario) or {}).get("title"))
+        f = order[i]
+        new, line = insert_snippet(texts[(f.repo, f.path)], code, rng)
+        texts[(f.repo, f.path)] = new
+        truth.append({"id": f"canary-{i:03d}", "attribute": attr, "value": value, "value_hash": value_hash(value),
+                      "key": key, "scenario": scenario, "context_type": context, "context": code,
+                      "line_prefix": line_prefix, "repo": f.repo, "file": f"{f.repo}/{f.path}", "line": line,
+                      "seed": vseed, "draws": attempt + 1})
+    # line numbers shift when a later canary goes above an earlier one in the same file: recompute
+    for t in truth:
+        text = texts[tuple(t["file"].split("/", 1))]
+        pos = text.find(t["context"])
+        t["line"] = text.count("\n", 0, pos) + 1
+    return texts, truth
+
+
+def write_corpus(texts: Mapping[tuple[str, str], str], out_dir: str | Path) -> int:
+    """Write planted files as ``out_dir/<repo>/<path>`` (the index's ``dirs`` layout)."""
+    out = Path(out_dir)
+    n = 0
+    for (repo, path), text in sorted(texts.items()):
+        p = out / repo / path
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+        n += 1
+    return n

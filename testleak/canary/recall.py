@@ -1,0 +1,90 @@
+"""Recall of planted canaries per method and attribute (beyond the paper; issue 8).
+
+Pure functions over records. A canary is *recovered* by a run when one of the run's
+candidate values (ExtractPII output, data/runs/RUN/candidates.jsonl) equals the canary value
+or contains it, comparing both the raw strings and a compact form without whitespace,
+dashes, dots and parentheses (so ``4111 1111 ...`` matches ``41111111...``); it is
+*confirmed* when such a candidate's confirmed record (data/runs/RUN/confirmed.jsonl) has
+status ``confirmed``. Confirmed values that match no canary are counted separately, and
+among them those that occur verbatim in the untouched sampled files (real corpus values).
+The recall curve is recall after the first i responses, in the order the run produced them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import Iterable, Mapping, Sequence
+
+_COMPACT = re.compile(r"[\s\-().]")
+MIN_COMPACT = 6
+
+
+def compact(v: str) -> str:
+    return _COMPACT.sub("", v)
+
+
+def match_canary(value: str, truth: Sequence[Mapping]) -> list[str]:
+    """Ids of the canaries that ``value`` reproduces (equal to, or containing, the canary)."""
+    if not value:
+        return []
+    cv = compact(value)
+    out = []
+    for t in truth:
+        tv = t["value"]
+        if tv == value or tv in value:
+            out.append(t["id"])
+            continue
+        ct = compact(tv)
+        if len(ct) >= MIN_COMPACT and (ct == cv or ct in cv):
+            out.append(t["id"])
+    return out
+
+
+def run_recall(truth: Sequence[Mapping], responses: Sequence[Mapping], candidates: Sequence[Mapping],
+               confirmed: Sequence[Mapping], originals: Iterable[str] = ()) -> dict:
+    """Per-run recall summary (no raw values).
+
+    Returns {responses, responses_ok, candidates, recovered: {canary_id: first response index},
+    confirmed_ids, confirmed_non_canary, confirmed_non_canary_in_corpus, by_attribute, curve}.
+    """
+    order = {r["id"]: i for i, r in enumerate(responses)}
+    status = {c["candidate_id"]: c.get("status") for c in confirmed}
+    originals = list(originals)
+    recovered: dict[str, int] = {}
+    confirmed_ids: set[str] = set()
+    non_canary: dict[str, str] = {}  # value_hash -> attribute
+    non_canary_in_corpus: set[str] = set()
+    for c in candidates:
+        ids = match_canary(c.get("value") or "", truth)
+        pos = order.get(c.get("response_id"), len(responses))
+        for cid in ids:
+            recovered[cid] = min(pos, recovered.get(cid, pos))
+            if status.get(c["id"]) == "confirmed":
+                confirmed_ids.add(cid)
+        if not ids and status.get(c["id"]) == "confirmed":
+            h = c.get("value_hash") or ""
+            non_canary[h] = c.get("attribute")
+            if any(c["value"] in t for t in originals):
+                non_canary_in_corpus.add(h)
+    by_attr: dict[str, dict] = defaultdict(lambda: {"planted": 0, "recovered": 0, "confirmed": 0,
+                                                    "confirmed_non_canary": 0, "confirmed_non_canary_in_corpus": 0})
+    for t in truth:
+        a = by_attr[t["attribute"]]
+        a["planted"] += 1
+        a["recovered"] += t["id"] in recovered
+        a["confirmed"] += t["id"] in confirmed_ids
+    for h, attr in non_canary.items():
+        by_attr[attr]["confirmed_non_canary"] += 1
+        by_attr[attr]["confirmed_non_canary_in_corpus"] += h in non_canary_in_corpus
+    n = len(truth)
+    firsts = sorted(recovered.values())
+    curve = []
+    for i in range(1, len(responses) + 1):
+        curve.append({"responses": i, "recall": sum(1 for f in firsts if f < i) / n if n else 0.0})
+    return {"responses": len(responses), "responses_ok": sum(1 for r in responses if r.get("status") == "ok"),
+            "candidates": len(candidates), "planted": n, "recovered": dict(sorted(recovered.items())),
+            "recall": len(recovered) / n if n else 0.0,
+            "confirmed_ids": sorted(confirmed_ids), "confirmed_recall": len(confirmed_ids) / n if n else 0.0,
+            "confirmed_non_canary": len(non_canary), "confirmed_non_canary_in_corpus": len(non_canary_in_corpus),
+            "by_attribute": {k: dict(v) for k, v in sorted(by_attr.items())}, "curve": curve}

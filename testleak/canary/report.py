@@ -1,0 +1,106 @@
+"""Canary calibration report: recall per method and attribute, control check, curves (issue 8).
+
+Writes reports/canary/{canary.md, recall.csv, by_attribute.csv, curves.csv, recall_curves.png}
+and metrics/canary.json. Nothing raw leaves data/: canary values appear only through
+``testleak.privacy.mask`` (the list of canaries recovered by the control model, which must be
+empty: any entry there is flagged as a BUG at the top of the report).
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from ..privacy import mask
+from ..records import write_json
+
+
+def _csv(path: Path, rows: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as f:
+        if not rows:
+            f.write("")
+            return
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+
+
+def build_report(results: Sequence[Mapping], truth: Sequence[Mapping], out_dir, metrics_path,
+                 finetune: Mapping | None = None) -> dict:
+    """``results``: [{run, model, key, method, variant, seconds, recall: run_recall(...)}]."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    by_id = {t["id"]: t for t in truth}
+    summary, attr_rows, curve_rows, bugs = [], [], [], []
+    for r in results:
+        rc = r["recall"]
+        summary.append({"run": r["run"], "model": r["model"], "method": r["method"], "variant": r["variant"],
+                        "responses": rc["responses"], "responses_ok": rc["responses_ok"],
+                        "candidates": rc["candidates"], "planted": rc["planted"],
+                        "recovered": len(rc["recovered"]), "recall": round(rc["recall"], 4),
+                        "confirmed": len(rc["confirmed_ids"]), "confirmed_recall": round(rc["confirmed_recall"], 4),
+                        "confirmed_non_canary": rc["confirmed_non_canary"],
+                        "confirmed_non_canary_in_corpus": rc["confirmed_non_canary_in_corpus"]})
+        for attr, a in rc["by_attribute"].items():
+            attr_rows.append({"run": r["run"], "model": r["model"], "attribute": attr, **a})
+        for pt in rc["curve"]:
+            curve_rows.append({"run": r["run"], "model": r["model"], **pt})
+        if r["model"] == "control":
+            for cid in rc["recovered"]:
+                bugs.append({"run": r["run"], "canary_id": cid, "attribute": by_id[cid]["attribute"],
+                             "value": mask(by_id[cid]["value"])})
+    _csv(out / "recall.csv", summary)
+    _csv(out / "by_attribute.csv", attr_rows)
+    _csv(out / "curves.csv", curve_rows)
+    png = out / "recall_curves.png"
+    _plot(results, png)
+    lines = ["# Canary calibration: recall against planted ground truth", ""]
+    if bugs:
+        lines += ["**BUG: the untuned control model 'recovered' canaries it never saw.** The planted values "
+                  "are supposed to be absent from everything the base model was trained on; check the matcher, "
+                  "the caches (a tuned answer served for the control?) and the ground truth.", ""]
+        lines += [f"- {b['run']}: {b['canary_id']} ({b['attribute']}) {b['value']}" for b in bugs] + [""]
+    else:
+        lines += ["Control check passed: the untuned model recovered no canary.", ""]
+    if finetune:
+        lines += [f"Fine-tune: {finetune.get('canaries')} canaries, {finetune.get('steps')} steps, memorized "
+                  f"(greedy completion from own prefix) before {finetune.get('memorized_before', 0):.0%}, "
+                  f"after {finetune.get('memorized_after', 0):.0%}.", ""]
+    lines += ["| run | model | method | variant | responses | candidates | recovered | recall | confirmed | "
+              "confirmed non-canary (in corpus) |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for s in summary:
+        lines.append(f"| {s['run']} | {s['model']} | {s['method']} | {s['variant']} | {s['responses']} | "
+                     f"{s['candidates']} | {s['recovered']}/{s['planted']} | {s['recall']:.1%} | {s['confirmed']} | "
+                     f"{s['confirmed_non_canary']} ({s['confirmed_non_canary_in_corpus']}) |")
+    lines += ["", "Per attribute: `by_attribute.csv`; recall after i responses: `curves.csv`, `recall_curves.png`.",
+              "Recall: a candidate equal to or containing the canary (also after removing spaces, dashes, dots and "
+              "parentheses); confirmed: that candidate passed judge, local-index window and review (auto)."]
+    (out / "canary.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    metrics = {"runs": {s["run"]: {k: v for k, v in s.items() if k != "run"} for s in summary},
+               "control_bugs": len(bugs), "planted": len(truth)}
+    write_json(metrics_path, metrics)
+    return {"summary": summary, "bugs": bugs, "files": sorted(p.name for p in out.iterdir())}
+
+
+def _plot(results: Sequence[Mapping], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    for r in results:
+        c = r["recall"]["curve"]
+        if not c:
+            continue
+        ax.step([p["responses"] for p in c], [p["recall"] for p in c], where="post",
+                linestyle="-" if r["model"] == "tuned" else ":", label=r["run"].removeprefix("canary_"))
+    ax.set_xlabel("LLM responses spent")
+    ax.set_ylabel("canary recall")
+    ax.set_ylim(0, 1.02)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
