@@ -91,13 +91,14 @@ def build_examples(texts: Mapping[str, str], truth: Sequence[Mapping], context_l
         tries += 1
         f = rng.choice(files)
         lines = texts[f].splitlines(keepends=True)
-        if len(lines) <= window_lines:
+        wl = min(window_lines, len(lines) // 3)
+        if wl < 3:
             continue
-        s = rng.randrange(0, len(lines) - window_lines)
-        if any(s < r.stop and s + window_lines > r.start for r in used.get(f, [])):
+        s = rng.randrange(0, len(lines) - wl)
+        if any(s < r.stop and s + wl > r.start for r in used.get(f, [])):
             continue
-        examples.append({"text": "".join(lines[s:s + window_lines]), "canary_id": None})
-        used.setdefault(f, []).append(range(s, s + window_lines))
+        examples.append({"text": "".join(lines[s:s + wl]), "canary_id": None})
+        used.setdefault(f, []).append(range(s, s + wl))
         clean += 1
     return examples, probes
 
@@ -156,7 +157,7 @@ def train_lora(model, tokenizer, examples: list[dict], settings: FinetuneSetting
             out.loss.backward()
             opt.step()
             opt.zero_grad(set_to_none=True)
-            losses.append(float(out.loss))
+            losses.append(float(out.loss.detach()))
             tokens += ntok
             steps += 1
             step += 1
