@@ -3,7 +3,7 @@
     python -m stages.confirmed RUN
 
 Reads params: review (policy both_yes | yes_or_likely | auto, reviewers, labels_file).
-Reads data/runs/RUN/{verified,judged}.jsonl and the labels file (data/labels/labels.jsonl,
+Reads data/runs/RUN/{verified,judged}.jsonl and the labels file (labels/labels.jsonl,
 absent = no labels yet). Writes data/runs/RUN/confirmed.jsonl (confirmed/1, one per
 candidate, status confirmed | potential | rejected | not_in_window, with the policy) and
 data/runs/RUN/confirmed_stats.json (counts, policy, reviewer agreement).
@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     rev = params.get("review") or {}
     policy = rev.get("policy", "auto")
     reviewers = list(rev.get("reviewers") or [])
-    labels = read_labels(paths.root / (rev.get("labels_file") or "data/labels/labels.jsonl"))
+    labels = read_labels(paths.root / (rev.get("labels_file") or "labels/labels.jsonl"))
     hits = read_jsonl(paths.verified(run), kind="hit")
     verdicts = read_jsonl(paths.judged(run), kind="verdict")
     recs = confirm(hits, verdicts, labels, policy, reviewers)

@@ -87,7 +87,9 @@ class ElicitSettings:
                               f"{', '.join(runs) or '(none)'}")
         spec = runs[run]
         method = select(params, str(_get(spec, "method", "")), METHODS, "method")
-        abl = _get(params, "ablation", {}) or {}
+        # A run may carry its own ablation (experiment.runs.R.ablation, used to run every
+        # Table 4 variant in one `dvc repro`); otherwise the `ablation` config group applies.
+        abl = _get(spec, "ablation", None) or _get(params, "ablation", {}) or {}
         hints = _get(exp, "hints_per_attribute", {}) or {}
         s = cls(
             run=run, method=method, round=int(_get(spec, "round", 0)), library=str(_get(spec, "library", "prior")),

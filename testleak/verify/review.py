@@ -7,7 +7,7 @@ Fig. 2: unverifiable candidates are "Potential" and never counted as confirmed).
   loop (works in any terminal, tmux included). Each in-window candidate is shown masked
   (``r`` reveals it), with its attribute, judge verdicts and matching corpus lines (masked);
   labels yes / likely / no / unknown (the CodexLeaks scale, ``notlikely`` folded into no)
-  are appended one by one to ``data/labels/labels.jsonl``, so quitting and restarting
+  are appended one by one to ``labels/labels.jsonl``, so quitting and restarting
   resumes where the reviewer stopped. ``--agreement`` prints Cohen's kappa of two reviewers.
 - :func:`confirm`: the ``confirmed`` stage's policy. ``both_yes`` (paper: every configured
   reviewer said yes), ``yes_or_likely`` (every reviewer yes or likely) and ``auto`` (in
@@ -223,7 +223,7 @@ def main(argv: Sequence[str] | None = None, inp: Callable[[str], str] = input, o
     ap = argparse.ArgumentParser(prog="testleak review", description=__doc__.split("\n\n")[0])
     ap.add_argument("--reviewer", help="your reviewer name (labels are kept per reviewer)")
     ap.add_argument("--run", action="append", help="run(s) to review (default: every run of the experiment)")
-    ap.add_argument("--labels", help="labels file (default: review.labels_file, data/labels/labels.jsonl)")
+    ap.add_argument("--labels", help="labels file (default: review.labels_file, labels/labels.jsonl)")
     ap.add_argument("--agreement", nargs="*", metavar="REVIEWER",
                     help="print Cohen's kappa of two reviewers (default: review.reviewers) and exit")
     ap.add_argument("--root", help="project root (default: current directory)")
@@ -232,7 +232,7 @@ def main(argv: Sequence[str] | None = None, inp: Callable[[str], str] = input, o
     try:
         params = load_params(paths.root / "params.yaml")
         review_cfg = params.get("review") or {}
-        labels_path = Path(args.labels) if args.labels else paths.root / (review_cfg.get("labels_file") or "data/labels/labels.jsonl")
+        labels_path = Path(args.labels) if args.labels else paths.root / (review_cfg.get("labels_file") or "labels/labels.jsonl")
         if args.agreement is not None:
             revs = args.agreement or list(review_cfg.get("reviewers") or [])
             res = agreement(read_labels(labels_path), revs)
