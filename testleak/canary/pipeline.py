@@ -244,6 +244,16 @@ def ensure_questions(params: Mapping, paths, log=None) -> list[dict]:
     return qs
 
 
+def _resource(paths, rel: str | None, default) -> Path:
+    """A shipped resource path relative to the project root, else to the source checkout."""
+    from ..config import ROOT
+
+    if not rel:
+        return default
+    p = paths.root / rel
+    return p if p.exists() else ROOT / rel
+
+
 def run_one(params: Mapping, paths, run: str, kind: str, key: str, model_cfg: Mapping, questions: list[dict],
             index) -> dict:
     """responses -> candidates -> judged -> verified -> confirmed for one canary run."""
@@ -275,7 +285,10 @@ def run_one(params: Mapping, paths, run: str, kind: str, key: str, model_cfg: Ma
             if settings.library_hints:
                 from ..library import load_library
 
-                library = load_library(paths.library(settings.library))
+                lib = paths.library(settings.library)
+                if settings.library == "prior":
+                    lib = _resource(paths, (p.get("library") or {}).get("prior"), lib)
+                library = load_library(lib)
             responses = list(elicit(qs, settings, tax, gw, library))
         else:
             responses = list(run_baseline_method(p, settings, tax, gw))
@@ -286,7 +299,7 @@ def run_one(params: Mapping, paths, run: str, kind: str, key: str, model_cfg: Ma
     ver = p.get("verifier") or {}
     jcfg = ver.get("judge") or {}
     prior = (p.get("library") or {}).get("prior")
-    fragments = load_fragments(paths.root / prior if prior else paths.library("prior"))
+    fragments = load_fragments(_resource(paths, prior, paths.library("prior")))
     ctx = nullcontext(None) if mode == "rules" else open_gateway(p["judge"], paths=paths)
     with ctx as jgw:
         verdicts = judge_candidates(cands, tax, mode=mode, gateway=jgw, fragments=fragments,
