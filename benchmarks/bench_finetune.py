@@ -55,7 +55,7 @@ def main() -> None:
         root = Path(d)
         (root / ".cache").mkdir()
         os.symlink(ROOT / ".cache" / "models", root / ".cache" / "models")
-        params = compose_dict(["+canary=default", f"canary.n={a.canaries}", f"canary.files={max(2, a.canaries // 2)}",
+        params = compose_dict([f"canary.n={a.canaries}", f"canary.files={max(2, a.canaries // 2)}",
                                f"canary.finetune.epochs={a.epochs}", f"canary.finetune.max_tokens={a.max_tokens}",
                                f"canary.finetune.target_modules=[{a.targets}]", "canary.finetune.eval_every=1",
                                f"canary.finetune.lr={a.lr}", "canary.finetune.clean_windows=2"])

@@ -26,7 +26,7 @@ def test_canary_tiny_end_to_end(tmp_path):
         pytest.skip("embedded model not assembled: python -m testleak.llm.prepare")
     (tmp_path / ".cache").mkdir()
     os.symlink(MODELS, tmp_path / ".cache" / "models")
-    params = compose_dict(["experiment=canary_tiny", "+canary=default", "canary.n=2", "canary.files=2",
+    params = compose_dict(["experiment=canary_tiny", "canary.n=2", "canary.files=2",
                            "canary.attributes=[password,credit_card]", "canary.finetune.epochs=2",
                            "canary.finetune.clean_windows=1", "canary.finetune.max_tokens=96",
                            "canary.finetune.target_modules=[q_proj,v_proj]", "model.sampling.max_tokens=256"])
