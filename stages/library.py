@@ -14,7 +14,6 @@ RUN_embeddings_{fragments,templates}.png (no strings drawn).
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from omegaconf import OmegaConf
 

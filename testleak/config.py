@@ -67,3 +67,15 @@ def select(cfg, key: str, known: Sequence[str], what: str) -> str:
     if key not in known:
         raise ConfigError(f"unknown {what} {key!r}; known: {', '.join(sorted(known))}")
     return key
+
+
+def ablation_config(value) -> dict:
+    """An ablation given by name (``no_fl`` -> conf/ablation/no_fl.yaml) or as a mapping of
+    its flags (as composed into params.yaml)."""
+    if isinstance(value, str):
+        p = CONF_DIR / "ablation" / f"{value}.yaml"
+        if not p.exists():
+            known = sorted(x.stem for x in (CONF_DIR / "ablation").glob("*.yaml"))
+            raise ConfigError(f"unknown ablation {value!r}; known: {', '.join(known)}")
+        return yaml.safe_load(p.read_text(encoding="utf-8"))
+    return dict(value)

@@ -6,6 +6,7 @@ and search caches outside stage outputs so that reruns and resumes repeat no cal
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from .config import project_root
@@ -22,6 +23,16 @@ class Paths:
 
     @property
     def cache(self) -> Path:
+        """$TESTLEAK_CACHE, else the project's .cache. Experiments queued with
+        `dvc exp run --queue` run in temporary copies under .dvc/tmp/exps/: they share the
+        main project's cache (model file, LLM and search answers) instead of starting empty."""
+        env = os.environ.get("TESTLEAK_CACHE")
+        if env:
+            return Path(env)
+        parts = self.root.resolve().parts
+        for i in range(len(parts) - 2):
+            if parts[i:i + 3] == (".dvc", "tmp", "exps"):
+                return Path(*parts[:i]) / ".cache"
         return self.root / ".cache"
 
     @property

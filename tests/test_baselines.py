@@ -10,7 +10,7 @@ import re
 import pytest
 
 from testleak.baselines import run_baseline
-from testleak.baselines.codebreaker import Scored, evolve, group_pi, seed_pool
+from testleak.baselines.codebreaker import evolve, group_pi, seed_pool
 from testleak.baselines.codexleaks import plan_prompts, rank_by_perplexity
 from testleak.baselines.common import (Prompt, clean_continuation, completion_messages, completion_mode,
                                        is_refusal, load_resource, mean_nll, perplexity, response_record,

@@ -4,7 +4,7 @@ Functions used by the stages ``canary_corpus``, ``finetune`` and ``canary_report
 reads the composed params and :class:`testleak.paths.Paths` and writes under data/canary/
 (raw values), metrics/ and reports/canary/ (masked).
 
-Calibration: every run of ``experiment.runs`` (method ours / codexleaks / codebreaker; an
+Calibration: every run of ``experiment.calibration_runs`` (method ours / codexleaks / codebreaker; an
 ``ablation`` field selects conf/ablation/<name>.yaml for runs of ours) is executed with the
 project's own library functions - questions, responses, ExtractPII, judge, local-index
 verification over the canary corpus, review - once against the tuned model and once against
@@ -15,17 +15,14 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import sys
 import time
 from pathlib import Path
 from typing import Mapping
 
-import yaml
 
-from ..config import CONF_DIR
+from ..config import ablation_config
 from ..errors import ConfigError, DataError
-from ..privacy import mask
 from ..records import read_jsonl, write_json, write_jsonl
 
 CANARY_SCHEMA = "canary/1"
@@ -200,21 +197,13 @@ def load_tuned_config(cp: CanaryPaths) -> dict:
     return cfg
 
 
-def _ablation(name: str) -> dict:
-    p = CONF_DIR / "ablation" / f"{name}.yaml"
-    if not p.exists():
-        known = sorted(x.stem for x in (CONF_DIR / "ablation").glob("*.yaml"))
-        raise ConfigError(f"unknown ablation {name!r} in a canary run; known: {', '.join(known)}")
-    return yaml.safe_load(p.read_text(encoding="utf-8"))
-
-
 def run_names(params: Mapping) -> list[tuple[str, str, str]]:
     """[(run name, model kind, experiment run key)] in execution order."""
     kinds = list(_canary_cfg(params).get("models") or MODEL_KINDS)
     bad = [k for k in kinds if k not in MODEL_KINDS]
     if bad:
         raise ConfigError(f"unknown canary.models {bad}; known: {', '.join(MODEL_KINDS)}")
-    return [(f"canary_{k}_{r}", k, r) for k in kinds for r in params["experiment"]["runs"]]
+    return [(f"canary_{k}_{r}", k, r) for k in kinds for r in params["experiment"]["calibration_runs"]]
 
 
 def build_canary_index(params: Mapping, paths) -> dict:
@@ -268,11 +257,11 @@ def run_one(params: Mapping, paths, run: str, kind: str, key: str, model_cfg: Ma
     from ..verify.search import verify_candidates
 
     cfg = _canary_cfg(params)
-    spec = dict(params["experiment"]["runs"][key])
+    spec = dict(params["experiment"]["calibration_runs"][key])
     p = copy.deepcopy(dict(params))
     p["model"] = dict(model_cfg)
     if spec.get("ablation"):
-        p["ablation"] = _ablation(str(spec["ablation"]))
+        p["ablation"] = ablation_config(spec["ablation"])
     p["experiment"] = dict(p["experiment"])
     p["experiment"]["runs"] = {run: {k: v for k, v in spec.items() if k in ("method", "round", "library")}}
     tax = Taxonomy.from_config(p)
@@ -324,7 +313,7 @@ def run_calibration(params: Mapping, paths, log=print) -> list[dict]:
     tuned = load_tuned_config(cp)
     build_canary_index(params, paths)
     questions = None
-    if any(str(s.get("method")) == "ours" for s in params["experiment"]["runs"].values()):
+    if any(str(s.get("method")) == "ours" for s in params["experiment"]["calibration_runs"].values()):
         questions = ensure_questions(params, paths)
     out = []
     with LocalIndex(cp.index) as index:
@@ -351,7 +340,7 @@ def report_calibration(params: Mapping, paths, summaries: list[dict] | None = No
     meta = {s["run"]: s for s in summaries or []}
     results = []
     for run, kind, key in run_names(params):
-        spec = params["experiment"]["runs"][key]
+        spec = params["experiment"]["calibration_runs"][key]
         rc = run_recall(truth, read_jsonl(paths.responses(run), kind="response"),
                         read_jsonl(paths.candidates(run), kind="candidate"),
                         read_jsonl(paths.confirmed(run), kind="confirmed"), originals)

@@ -34,7 +34,7 @@ import random
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Mapping
 
-from ..config import select
+from ..config import ablation_config, select
 from ..errors import ConfigError
 from ..taxonomy import Taxonomy
 from .code import extract_code_blocks
@@ -89,7 +89,7 @@ class ElicitSettings:
         method = select(params, str(_get(spec, "method", "")), METHODS, "method")
         # A run may carry its own ablation (experiment.runs.R.ablation, used to run every
         # Table 4 variant in one `dvc repro`); otherwise the `ablation` config group applies.
-        abl = _get(spec, "ablation", None) or _get(params, "ablation", {}) or {}
+        abl = ablation_config(_get(spec, "ablation", None) or _get(params, "ablation", {}) or {})
         hints = _get(exp, "hints_per_attribute", {}) or {}
         s = cls(
             run=run, method=method, round=int(_get(spec, "round", 0)), library=str(_get(spec, "library", "prior")),

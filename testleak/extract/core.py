@@ -28,7 +28,7 @@ from typing import Iterable
 
 from ..privacy import value_hash
 from ..taxonomy import Taxonomy
-from .blocks import CodeBlock, normalize_language, split_code_blocks
+from .blocks import CodeBlock, split_code_blocks
 from .detect import Detector
 from .lexer import lex
 from .literals import Literal, Parsed

@@ -194,7 +194,6 @@ class CausalSurprisalScorer(Scorer):
     def score(self, texts, prefixes=None):
         import torch
 
-        out = []
         items = []
         for k, text in enumerate(texts):
             prefix = prefixes[k] if prefixes else ""

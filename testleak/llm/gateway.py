@@ -285,11 +285,11 @@ class Gateway:
                 c.model = self.name
                 self.limiter.adjust(est, sum(c.usage.values()))
                 return c
-            except openai.AuthenticationError as e:
+            except openai.AuthenticationError:
                 raise AuthError(
                     f"model {self.name!r}: HTTP 401 unauthorized; check the API key in "
                     f"${self.cfg.get('api_key_env') or '(no api_key_env)'}", status=401) from None
-            except openai.PermissionDeniedError as e:
+            except openai.PermissionDeniedError:
                 raise AuthError(
                     f"model {self.name!r}: HTTP 403 forbidden; the key in ${self.cfg.get('api_key_env')} "
                     f"has no access to {self.cfg.get('api_model')!r}", status=403) from None
@@ -352,7 +352,7 @@ def open_gateway(model_cfg, paths=None, *, cache_dir=None, log_path=None, **kwar
         from ..paths import Paths
 
         paths = Paths()
-    cache_dir = Path(cache_dir) if cache_dir else Path(os.environ.get("TESTLEAK_LLM_CACHE", paths.llm_cache))
+    cache_dir = Path(cache_dir) if cache_dir else paths.llm_cache
     log_path = log_path if log_path is not None else paths.logs / "llm_calls.jsonl"
     gw = Gateway(model_cfg, cache_dir=cache_dir, log_path=log_path, models_dir=paths.models, **kwargs)
     try:

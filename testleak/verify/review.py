@@ -22,7 +22,7 @@ import sys
 from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Sequence
 
 from ..errors import ConfigError, DataError, TestleakError
 from ..privacy import mask, mask_in_text

@@ -1,0 +1,109 @@
+"""End-to-end runs of the real pipeline with `dvc repro` / `dvc exp run` on the embedded
+model, in temporary copies of the project (tiny sizes). The LLM cache is shared within the
+test session, so a call made by one test is not paid again by the next."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from testleak.records import read_jsonl
+from tests.project import env_for, make_project, run, shared_cache
+
+pytestmark = pytest.mark.slow
+
+SMALL_INDEX = ["verifier.local.max_bytes=3000000"]
+SMALL_MODEL = ["model.sampling.max_tokens=320", "questioner.sampling.max_tokens=320", "judge.sampling.max_tokens=64"]
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    return shared_cache(tmp_path_factory.mktemp("e2e"))
+
+
+def test_questions_responses_candidates_through_dvc_repro(tmp_path, cache):
+    proj = make_project(tmp_path / "p", ["experiment=tiny", *SMALL_INDEX, *SMALL_MODEL])
+    env = env_for(cache)
+    run(["dvc", "repro", "candidates@ours"], proj, env)
+    qs = read_jsonl(proj / "data/questions/questions.jsonl", kind="question")
+    assert len(qs) == 2 and {q["scenario"] for q in qs} == {"game"}
+    assert all(set(q["attributes"]) == {"username", "password"} and q["text"].strip() for q in qs)
+    rs = read_jsonl(proj / "data/runs/ours/responses.jsonl", kind="response")
+    assert sorted(r["question_id"] for r in rs) == sorted(q["id"] for q in qs)
+    assert {r["status"] for r in rs} <= {"ok", "refused", "no_code", "error"}
+    for r in rs:
+        assert r["turn1"]["text"] and r["model"] == "qwen2.5-coder-0.5b"
+        if r["status"] == "ok":
+            assert r["functions"] and r["turn2"]["text"] and r["tests_requested"] == 3
+    cands = read_jsonl(proj / "data/runs/ours/candidates.jsonl", kind="candidate")
+    ok_ids = {r["id"] for r in rs if r["status"] == "ok"}
+    assert all(c["response_id"] in ok_ids and c["value"] and c["attribute"] for c in cands)
+    stats = json.loads((proj / "data/runs/ours/candidates_stats.json").read_text())
+    assert stats["candidates"] == len(cands) and stats["responses"] == len(rs)
+    # a second repro is a no-op
+    out = run(["dvc", "repro", "candidates@ours"], proj, env).stdout
+    assert "didn't change" in out or "up to date" in out.lower()
+
+
+def _baseline_runs(p):
+    lib = "testleak/resources/prior_library.yaml"
+    p["experiment"]["runs"] = {"codexleaks": {"method": "codexleaks", "round": 0, "library": lib},
+                               "codebreaker": {"method": "codebreaker", "round": 0, "library": lib}}
+    p["experiment"]["library_from"] = []
+    p["experiment"]["baseline_budget"] = 3
+    p["baselines"]["codexleaks"]["samples_per_prompt"] = 3
+    p["baselines"]["codebreaker"]["samples_per_prompt"] = 3
+
+
+def test_both_baselines_end_to_end_through_dvc_repro(tmp_path, cache):
+    proj = make_project(tmp_path / "p", ["experiment=tiny", *SMALL_INDEX, *SMALL_MODEL], edit=_baseline_runs)
+    env = env_for(cache)
+    run(["dvc", "repro"], proj, env)
+    for method in ("codexleaks", "codebreaker"):
+        rs = read_jsonl(proj / f"data/runs/{method}/responses.jsonl", kind="response")
+        assert len(rs) == 3 and {r["method"] for r in rs} == {method}
+        assert all(r["prompt_text"] for r in rs)
+        hits = read_jsonl(proj / f"data/runs/{method}/verified.jsonl", kind="hit")
+        cands = read_jsonl(proj / f"data/runs/{method}/candidates.jsonl", kind="candidate")
+        assert len(hits) == len(cands)
+        m = json.loads((proj / f"metrics/{method}.json").read_text())
+        assert m["responses"]["responses"] == 3
+    table3 = (proj / "reports/table3.md").read_text()
+    assert "codexleaks" in table3.lower() and "codebreaker" in table3.lower()
+
+
+def test_queued_sweep_of_two_experiments_shows_in_exp_show(tmp_path, cache):
+    proj = make_project(tmp_path / "p", ["experiment=tiny"])
+    env = env_for(cache)
+    run(["dvc", "config", "hydra.enabled", "true"], proj, env)
+    sets = ["-S", "experiment=tiny", "-S", SMALL_INDEX[0], *sum((["-S", s] for s in SMALL_MODEL), []),
+            "-S", "ablation=none,no_fl"]
+    run(["dvc", "exp", "run", "--queue", *sets], proj, env)
+    run(["dvc", "queue", "start", "-j", "1"], proj, env)
+    import time
+
+    deadline = time.monotonic() + 1500
+    while time.monotonic() < deadline:
+        st = run(["dvc", "queue", "status"], proj, env).stdout
+        if "Queued" not in st and "Running" not in st:
+            break
+        time.sleep(5)
+    st = run(["dvc", "queue", "status"], proj, env).stdout
+    assert st.count("Success") == 2, st
+    shown = json.loads(run(["dvc", "exp", "show", "--json"], proj, env).stdout)
+    exps = []
+    for entry in shown:
+        for ex in entry.get("experiments") or []:
+            for r in ex.get("revs", []):
+                exps.append(r)
+    assert len(exps) == 2, json.dumps(shown)[:2000]
+    ablations = set()
+    for r in exps:
+        data = r["data"]
+        params = data["params"]["params.yaml"]["data"]
+        ablations.add(params["ablation"]["name"])
+        metrics = data["metrics"]
+        assert "metrics/ours.json" in metrics, list(metrics)
+        assert "responses" in metrics["metrics/ours.json"]["data"]
+    assert ablations == {"none", "no_fl"}
