@@ -18,7 +18,7 @@ TABLE = [
     ("phone", "13811085305", True, "valid phone number (CN)"),
     ("phone", "(555) 123-4567", False, "placeholder: placeholder pattern fictional_555"),
     ("phone", "+1 202-555-0143", False, "placeholder: placeholder pattern fictional_555"),
-    ("phone", "123-456-7890", False, "placeholder: well-known placeholder value"),
+    ("phone", "123-456-7890", False, "placeholder: sequential characters"),
     ("phone", "1111111111", False, "placeholder: repeated characters"),
     ("phone", "abc", False, "not phone-shaped"),
     ("credit_card", "4539 1488 0343 6467", True, "Luhn-valid visa number"),
