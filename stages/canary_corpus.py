@@ -17,8 +17,8 @@ from omegaconf import OmegaConf
 
 from testleak.canary.pipeline import make_canary_corpus
 from testleak.config import load_params
-from testleak.errors import TestleakError
 from testleak.paths import Paths
+from testleak.stage import entry
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,8 +30,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except TestleakError as e:
-        print(f"error: {e}", file=sys.stderr)
-        sys.exit(2)
+    entry(main)

@@ -19,8 +19,9 @@ from omegaconf import OmegaConf
 
 from testleak.canary import report_calibration, run_calibration
 from testleak.config import load_params
-from testleak.errors import ConfigError, TestleakError
+from testleak.errors import ConfigError
 from testleak.paths import Paths
+from testleak.stage import entry
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,8 +43,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except TestleakError as e:
-        print(f"error: {e}", file=sys.stderr)
-        sys.exit(2)
+    entry(main)

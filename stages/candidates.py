@@ -7,21 +7,17 @@ import sys
 from omegaconf import OmegaConf
 
 from testleak.config import load_params
-from testleak.errors import ConfigError, TestleakError
 from testleak.extract import candidates_from_responses
 from testleak.paths import Paths
+from testleak.stage import entry, run_argument
 from testleak.records import read_jsonl, write_json, write_jsonl
 from testleak.taxonomy import Taxonomy
 
 
-def main(argv=None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if len(argv) != 1:
-        raise ConfigError("usage: python -m stages.candidates RUN (a key of experiment.runs)")
-    run, paths = argv[0], Paths()
+def main(argv: list[str]) -> int:
+    paths = Paths()
     params = OmegaConf.to_container(load_params(), resolve=True)
-    if run not in params["experiment"]["runs"]:
-        raise ConfigError(f"unknown run {run!r}; known: {', '.join(params['experiment']['runs'])}")
+    run = run_argument(argv, params, "candidates")
     tax = Taxonomy.from_config(params)
     cands, stats = candidates_from_responses(read_jsonl(paths.responses(run), kind="response"), tax)
     write_jsonl(paths.candidates(run), cands, kind="candidate")
@@ -32,8 +28,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except TestleakError as e:
-        print(f"error: {e}", file=sys.stderr)
-        sys.exit(2)
+    entry(main)

@@ -14,8 +14,8 @@ import sys
 from omegaconf import OmegaConf
 
 from testleak.config import load_params
-from testleak.errors import TestleakError
 from testleak.paths import Paths
+from testleak.stage import entry
 from testleak.records import write_json
 from testleak.verify.index import build_index
 
@@ -35,8 +35,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except TestleakError as e:
-        print(f"error: {e}", file=sys.stderr)
-        sys.exit(2)
+    entry(main)

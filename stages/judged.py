@@ -16,20 +16,17 @@ from contextlib import nullcontext
 from omegaconf import OmegaConf
 
 from testleak.config import load_params
-from testleak.errors import ConfigError, TestleakError
 from testleak.paths import Paths
+from testleak.stage import entry, run_argument
 from testleak.records import read_jsonl, write_json, write_jsonl
 from testleak.taxonomy import Taxonomy
 from testleak.verify.judge import judge_candidates, judge_mode, load_fragments, summarize
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = list(argv or [])
-    if len(argv) != 1:
-        raise ConfigError("usage: python -m stages.judged RUN (a key of experiment.runs)")
-    run = argv[0]
+def main(argv: list[str]) -> int:
     paths = Paths()
     params = OmegaConf.to_container(load_params(), resolve=True)
+    run = run_argument(argv, params, "judged")
     tax = Taxonomy.from_config(params)
     ver = params.get("verifier") or {}
     mode = judge_mode(ver)
@@ -56,8 +53,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except TestleakError as e:
-        print(f"error: {e}", file=sys.stderr)
-        sys.exit(2)
+    entry(main)

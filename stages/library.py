@@ -18,13 +18,13 @@ import sys
 from omegaconf import OmegaConf
 
 from testleak.config import load_params
-from testleak.errors import ConfigError, TestleakError
 from testleak.library import load_library
 from testleak.library.clustering import get_encoder
 from testleak.library.division import get_scorer
 from testleak.library.figures import division_scores_figure, embedding_figure
 from testleak.library.rounds import build_round, leak_instances
 from testleak.paths import Paths
+from testleak.stage import entry, run_argument
 from testleak.records import read_jsonl, write_json, write_jsonl
 from testleak.taxonomy import Taxonomy
 
@@ -41,16 +41,11 @@ class _Lazy:
         return getattr(self._o, k)
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = list(argv or [])
-    if len(argv) != 1:
-        raise ConfigError("usage: python -m stages.library RUN (a key of experiment.runs)")
-    run = argv[0]
+def main(argv: list[str]) -> int:
     paths = Paths()
     params = OmegaConf.to_container(load_params(), resolve=True)
-    runs = (params.get("experiment") or {}).get("runs") or {}
-    if run not in runs:
-        raise ConfigError(f"unknown run {run!r}; known: {', '.join(runs)}")
+    run = run_argument(argv, params, "library")
+    runs = params["experiment"]["runs"]
     lib_cfg = params["library"]
     src = runs[run].get("library") or "prior"
     base_path = paths.library(src) if "/" not in str(src) and not str(src).endswith((".json", ".yaml")) else paths.root / src
@@ -94,8 +89,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except TestleakError as e:
-        print(f"error: {e}", file=sys.stderr)
-        sys.exit(2)
+    entry(main)

@@ -14,13 +14,13 @@ masked outputs only (counts, rates, value hashes):
 from __future__ import annotations
 
 import csv
-import sys
 from pathlib import Path
 
 from testleak.config import load_params
-from testleak.errors import ConfigError, TestleakError
+from testleak.errors import ConfigError
 from testleak.metrics import run_curve, run_keys, run_metrics
 from testleak.paths import Paths
+from testleak.stage import entry, run_argument
 from testleak.records import read_jsonl, write_json
 from testleak.taxonomy import Taxonomy
 
@@ -74,15 +74,10 @@ def write_curve(path: Path, rows: list[dict], categories) -> None:
             w.writerow({c: r[c] for c in cols})
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 1:
-        print("usage: python -m stages.metrics RUN", file=sys.stderr)
-        return 2
-    run = argv[0]
+def main(argv: list[str]) -> int:
     params = load_params()
     paths = Paths()
-    check_run(params, run)
+    run = run_argument(argv, params, "metrics")
     tax = Taxonomy.from_config(params)
     responses = read_jsonl(paths.responses(run))
     meta = run_meta(params, run, responses)
@@ -110,8 +105,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except TestleakError as e:
-        print(f"error: {e}", file=sys.stderr)
-        sys.exit(1)
+    entry(main)

@@ -16,9 +16,9 @@ from omegaconf import OmegaConf
 
 from testleak.config import load_params
 from testleak.elicit import generate_questions
-from testleak.errors import TestleakError
 from testleak.llm import open_gateway
 from testleak.paths import Paths
+from testleak.stage import entry
 from testleak.records import write_json, write_jsonl
 from testleak.taxonomy import Taxonomy
 
@@ -50,8 +50,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except TestleakError as e:
-        print(f"error: {e}", file=sys.stderr)
-        sys.exit(2)
+    entry(main)

@@ -14,8 +14,9 @@ import json
 import sys
 
 from testleak.config import load_params
-from testleak.errors import DataError, TestleakError
+from testleak.errors import DataError
 from testleak.paths import Paths
+from testleak.stage import entry
 from testleak.report import build_reports
 from testleak.taxonomy import Taxonomy
 
@@ -63,8 +64,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except TestleakError as e:
-        print(f"error: {e}", file=sys.stderr)
-        sys.exit(1)
+    entry(main)

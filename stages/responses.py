@@ -22,19 +22,17 @@ from omegaconf import OmegaConf
 
 from testleak.config import load_params
 from testleak.elicit import ElicitSettings, elicit, questions_for_run, run_baseline_method, summarize
-from testleak.errors import ConfigError, TestleakError
 from testleak.llm import open_gateway
 from testleak.paths import Paths
+from testleak.stage import entry, run_argument
 from testleak.records import read_jsonl, tag
 from testleak.taxonomy import Taxonomy
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 1:
-        raise ConfigError("usage: python -m stages.responses RUN (a key of experiment.runs in params.yaml)")
-    run = argv[0]
     paths = Paths()
     params = OmegaConf.to_container(load_params(), resolve=True)
+    run = run_argument(argv, params, "responses")
     tax = Taxonomy.from_config(params)
     settings = ElicitSettings.from_params(params, run)
     exp = params["experiment"]
@@ -66,8 +64,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except TestleakError as e:
-        print(f"error: {e}", file=sys.stderr)
-        sys.exit(2)
+    entry(main)

@@ -16,19 +16,16 @@ import sys
 from omegaconf import OmegaConf
 
 from testleak.config import load_params
-from testleak.errors import ConfigError, TestleakError
 from testleak.paths import Paths
+from testleak.stage import entry, run_argument
 from testleak.records import read_jsonl, write_json, write_jsonl
 from testleak.verify.search import open_backend, summarize_hits, verify_candidates
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = list(argv or [])
-    if len(argv) != 1:
-        raise ConfigError("usage: python -m stages.verified RUN (a key of experiment.runs)")
-    run = argv[0]
+def main(argv: list[str]) -> int:
     paths = Paths()
     params = OmegaConf.to_container(load_params(), resolve=True)
+    run = run_argument(argv, params, "verified")
     ver = params.get("verifier") or {}
     cands = read_jsonl(paths.candidates(run), kind="candidate")
     verdicts = read_jsonl(paths.judged(run), kind="verdict")
@@ -48,8 +45,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except TestleakError as e:
-        print(f"error: {e}", file=sys.stderr)
-        sys.exit(2)
+    entry(main)
