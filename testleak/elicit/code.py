@@ -19,19 +19,7 @@ from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
 
-LANG_ALIASES = {
-    "py": "python", "python": "python", "python3": "python", "py3": "python", "pycon": "python",
-    "js": "javascript", "javascript": "javascript", "jsx": "javascript", "node": "javascript",
-    "nodejs": "javascript", "mjs": "javascript",
-    "ts": "typescript", "typescript": "typescript", "tsx": "typescript",
-    "java": "java",
-    "go": "go", "golang": "go",
-    "cs": "csharp", "c#": "csharp", "csharp": "csharp",
-    "php": "php",
-    "rb": "ruby", "ruby": "ruby", "kt": "kotlin", "kotlin": "kotlin", "rs": "rust", "rust": "rust",
-    "swift": "swift", "c": "c", "cpp": "cpp", "c++": "cpp", "cc": "cpp", "scala": "scala",
-    "sol": "solidity", "solidity": "solidity", "dart": "dart", "lua": "lua", "perl": "perl",
-}
+from ..extract.blocks import normalize_language  # one language-alias table for the project
 
 NON_CODE = {
     "bash", "sh", "shell", "zsh", "console", "shell-session", "powershell", "ps1", "bat", "cmd",
@@ -49,16 +37,6 @@ class CodeBlock:
     code: str
     fenced: bool
     index: int
-
-
-def normalize_language(tag: str | None) -> str | None:
-    """Fence info string -> language name; ``None`` for none, the tag itself if unknown."""
-    if not tag:
-        return None
-    t = tag.strip().split()[0].strip("{}.").lower() if tag.strip() else ""
-    if not t:
-        return None
-    return LANG_ALIASES.get(t, t)
 
 
 _KEYWORDS: list[tuple[str, re.Pattern]] = [

@@ -19,6 +19,7 @@ _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([^\n`]*?)[ \t]*$", re.M)
 
 LANGUAGE_ALIASES = {
     "py": "python", "python3": "python", "py3": "python", "pytest": "python", "python": "python",
+    "pycon": "python", "sol": "solidity", "solidity": "solidity",
     "js": "javascript", "jsx": "javascript", "node": "javascript", "nodejs": "javascript",
     "mjs": "javascript", "cjs": "javascript", "javascript": "javascript",
     "ts": "typescript", "tsx": "typescript", "typescript": "typescript",
