@@ -19,16 +19,20 @@ def figure1_png(curves: Mapping[str, Sequence[Mapping] | None], categories: Sequ
     labels = labels or {}
     fig, axes = plt.subplots(1, len(categories), figsize=(4.2 * len(categories), 3.4), squeeze=False)
     for ax, cat in zip(axes[0], categories):
+        top = 0
         for run, rows in curves.items():
             lab = labels.get(run, run)
             if not rows:
                 ax.plot([], [], linestyle=":", label=f"{lab}: not run" if rows is None else f"{lab}: 0 responses")
                 continue
-            ax.plot([int(r["responses"]) for r in rows], [int(r[cat]) for r in rows], label=lab, drawstyle="steps-post")
+            ys = [int(r[cat]) for r in rows]
+            top = max([top, *ys])
+            ax.plot([int(r["responses"]) for r in rows], ys, label=lab, drawstyle="steps-post")
         ax.set_title(cat.capitalize())
         ax.set_xlabel("number of responses")
         ax.set_ylabel("confirmed instances")
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_ylim(0, max(1, top) * 1.08)  # counts: never below zero, a visible axis when all are 0
         ax.grid(alpha=0.3)
     axes[0][0].legend(fontsize=7)
     if title:
