@@ -234,7 +234,6 @@ def run_codebreaker(params: Mapping, gateway, taxonomy, budget: int, seed: int, 
     mode = completion_mode(b["completion"], model_provider(params))
     sampling = sampling_params(b, METHOD, model_family(params))
     model = model_name(params)
-    patterns = list(b.get("refusal_patterns") or [])
     ent_cfg, ent_w = dict(cfg.get("entropy") or {}), float(cfg.get("entropy_weight", 1.0))
 
     def evaluate(plan: list[tuple[Prompt, int]]) -> list[tuple[float, list]]:
@@ -246,7 +245,7 @@ def run_codebreaker(params: Mapping, gateway, taxonomy, budget: int, seed: int, 
         comps = gateway.chat_many(reqs)
         per: list[list[dict]] = [[] for _ in plan]
         for (j, i), c in zip(owners, comps, strict=True):
-            r = response_record(METHOD, plan[j][0], i, c, model, run_round, patterns)
+            r = response_record(METHOD, plan[j][0], i, c, model, run_round)
             r["_nll"] = mean_nll(getattr(c, "logprobs", None)) if r["status"] == "ok" else None
             per[j].append(r)
         out = []

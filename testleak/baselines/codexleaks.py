@@ -95,7 +95,6 @@ def run_codexleaks(params: Mapping, gateway, taxonomy, budget: int, seed: int, r
             owners.append((prompt, i))
     completions = gateway.chat_many(reqs) if reqs else []
     model = model_name(params)
-    patterns = list(bcfg.get("refusal_patterns") or [])
-    records = [response_record(METHOD, p, i, c, model, run_round, patterns)
+    records = [response_record(METHOD, p, i, c, model, run_round)
                for (p, i), c in zip(owners, completions, strict=True)]
     return rank_by_perplexity(records)

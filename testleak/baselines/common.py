@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from importlib import resources as _res
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping
 
 import yaml
 
@@ -161,9 +161,12 @@ def clean_continuation(text: str | None, prompt: str) -> str:
     return t
 
 
-def is_refusal(text: str | None, patterns: Iterable[str]) -> bool:
-    head = (text or "").strip().lower().replace("\u2019", "'")[:200]
-    return any(head.startswith(p) or f"\n{p}" in head[:80] for p in patterns)
+def is_refusal(text: str | None) -> bool:
+    """The project's one refusal rule (testleak.elicit.refusal), applied to a continuation:
+    it carries no fenced code of its own, so only the phrase and length rules apply."""
+    from ..elicit.refusal import detect_refusal
+
+    return detect_refusal(text, has_code=False) is not None
 
 
 def _logprob_values(logprobs: Any) -> list[float]:
@@ -231,14 +234,14 @@ def _completion_record(c: Any) -> dict:
 
 
 def response_record(method: str, prompt: Prompt, sample: int, completion: Any, model: str,
-                    run_round: int, refusal_patterns: Sequence[str]) -> dict:
+                    run_round: int) -> dict:
     """A ``response/1`` record for one sampled completion of a baseline prompt."""
     status_llm = getattr(completion, "status", "ok")
     text = getattr(completion, "text", None)
     cont = clean_continuation(text, prompt.text) if status_llm == "ok" else ""
     if status_llm != "ok":
         status, error = "error", getattr(completion, "error", None) or "LLM call failed"
-    elif is_refusal(cont, refusal_patterns):
+    elif is_refusal(cont):
         status, error = "refused", None
     else:
         status, error = "ok", None
