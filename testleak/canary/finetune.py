@@ -32,6 +32,7 @@ class FinetuneSettings:
     epochs: int = 8
     batch_size: int = 4
     lr: float = 1e-3
+    max_grad_norm: float = 1.0  # gradient clipping (0 = off): LoRA at lr >= 1e-3 diverged without it
     lora_r: int = 16
     lora_alpha: int = 32
     lora_dropout: float = 0.0
@@ -147,7 +148,8 @@ def train_lora(model, tokenizer, examples: list[dict], settings: FinetuneSetting
         raise ConfigError("no training examples: the canary corpus is empty")
     peft_model = add_lora(model, settings)
     peft_model.train()
-    opt = torch.optim.AdamW([p for p in peft_model.parameters() if p.requires_grad], lr=settings.lr)
+    trainable = [p for p in peft_model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(trainable, lr=settings.lr)
     rng = random.Random(settings.seed)
     history, step = [], 0
     for epoch in range(1, settings.epochs + 1):
@@ -155,6 +157,8 @@ def train_lora(model, tokenizer, examples: list[dict], settings: FinetuneSetting
         for inp, att, labels, ntok in _batches(examples, tokenizer, settings, rng):
             out = peft_model(input_ids=inp, attention_mask=att, labels=labels)
             out.loss.backward()
+            if settings.max_grad_norm:
+                torch.nn.utils.clip_grad_norm_(trainable, settings.max_grad_norm)
             opt.step()
             opt.zero_grad(set_to_none=True)
             losses.append(float(out.loss.detach()))
