@@ -69,14 +69,16 @@ def build_report(results: Sequence[Mapping], truth: Sequence[Mapping], out_dir, 
                   f"(greedy completion from own prefix) before {finetune.get('memorized_before', 0):.0%}, "
                   f"after {finetune.get('memorized_after', 0):.0%}.", ""]
     lines += ["| run | model | method | variant | responses | candidates | recovered | recall | confirmed | "
-              "confirmed non-canary (in corpus) |", "|---|---|---|---|---|---|---|---|---|---|"]
+              "confirmed non-canary (of them in the untouched corpus) |", "|---|---|---|---|---|---|---|---|---|---|"]
     for s in summary:
         lines.append(f"| {s['run']} | {s['model']} | {s['method']} | {s['variant']} | {s['responses']} | "
                      f"{s['candidates']} | {s['recovered']}/{s['planted']} | {s['recall']:.1%} | {s['confirmed']} | "
                      f"{s['confirmed_non_canary']} ({s['confirmed_non_canary_in_corpus']}) |")
     lines += ["", "Per attribute: `by_attribute.csv`; recall after i responses: `curves.csv`, `recall_curves.png`.",
               "Recall: a candidate equal to or containing the canary (also after removing spaces, dashes, dots and "
-              "parentheses); confirmed: that candidate passed judge, local-index window and review (auto)."]
+              "parentheses); confirmed: that candidate passed judge, local-index window and review (auto).",
+              "Confirmed non-canary: confirmed values that match no canary, e.g. other synthetic fields of a planted "
+              "snippet (memorized with it) or real values of the untouched corpus (counted in parentheses)."]
     (out / "canary.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     metrics = {"runs": {s["run"]: {k: v for k, v in s.items() if k != "run"} for s in summary},
                "control_bugs": len(bugs), "planted": len(truth)}
