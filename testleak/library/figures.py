@@ -23,6 +23,15 @@ def _plt():
     return plt
 
 
+def _save(plt, fig, path: str | Path) -> Path:
+    fig.tight_layout()
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(p, dpi=120)
+    plt.close(fig)
+    return p
+
+
 def division_scores_figure(divisions: Sequence[dict], path: str | Path) -> Path:
     plt = _plt()
     tmp = [t["score"] for d in divisions if d.get("status") == "divided" for t in d["tokens"] if t["role"] == "template"]
@@ -37,12 +46,7 @@ def division_scores_figure(divisions: Sequence[dict], path: str | Path) -> Path:
     ax.set_xlabel("token pseudo-NLL")
     ax.set_ylabel("tokens")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(p, dpi=120)
-    plt.close(fig)
-    return p
+    return _save(plt, fig, path)
 
 
 def embedding_figure(emb: np.ndarray | None, attributes: Sequence[str | None], path: str | Path, title: str,
@@ -65,9 +69,4 @@ def embedding_figure(emb: np.ndarray | None, attributes: Sequence[str | None], p
     else:
         ax.text(0.5, 0.5, "fewer than 2 items", ha="center", va="center", transform=ax.transAxes)
     ax.set_title(title, fontsize=9)
-    fig.tight_layout()
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(p, dpi=120)
-    plt.close(fig)
-    return p
+    return _save(plt, fig, path)
