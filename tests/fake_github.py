@@ -14,11 +14,13 @@ from __future__ import annotations
 import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlparse
 
+from tests.loopback import LoopbackServer
 
-class FakeGitHub:
+
+class FakeGitHub(LoopbackServer):
     def __init__(self, index: dict[str, list[tuple[int, str, str]]] | None = None, tokens: set[str] | None = None):
         self.index = dict(index or {})
         self.tokens = tokens            # None: any token accepted; else 401 for others
@@ -74,19 +76,8 @@ class FakeGitHub:
                                          "private": False}, "score": 1.0} for rid, name, p in chunk]
                 return self._send(200, {"total_count": len(hits), "incomplete_results": False, "items": items}, rl)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                       daemon=True)
+        self._serve(Handler)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
-
-    def __enter__(self) -> "FakeGitHub":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        return self.origin

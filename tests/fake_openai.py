@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from tests.loopback import LoopbackServer
 
 
 def completion_body(text: str, model: str = "fake-model", prompt_tokens: int = 7, completion_tokens: int = 3,
@@ -25,7 +27,7 @@ def completion_body(text: str, model: str = "fake-model", prompt_tokens: int = 7
                       "total_tokens": prompt_tokens + completion_tokens}}
 
 
-class FakeOpenAI:
+class FakeOpenAI(LoopbackServer):
     """Scripted behaviours: dicts with ``status`` (int), ``headers`` (dict), ``body``
     (dict or raw str), ``delay`` (seconds before answering)."""
 
@@ -71,18 +73,8 @@ class FakeOpenAI:
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self._serve(Handler)
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def __enter__(self) -> "FakeOpenAI":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        return self.origin + "/v1"
