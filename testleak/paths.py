@@ -98,4 +98,14 @@ class Paths:
         return self.data / "library" / f"{name}.json"
 
     def metrics(self, run: str) -> Path:
+        """Headline metrics of a run, tracked in git (DVC ``metrics:``)."""
         return self.root / "metrics" / f"{run}.json"
+
+    def run_metrics(self, run: str) -> Path:
+        """All metrics of a run (Tables 2-4 inputs, confirmed value-hash keys): a plain DVC
+        output under data/ (never in git); data/metrics/ holds only these files."""
+        return self.data / "metrics" / f"{run}.json"
+
+    def curve(self, run: str) -> Path:
+        """Figure 1 data of a run (DVC ``plots:``)."""
+        return self.root / "metrics" / "plots" / f"{run}_confirmed_vs_responses.csv"
