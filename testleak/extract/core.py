@@ -28,7 +28,7 @@ from typing import Iterable
 
 from ..privacy import value_hash
 from ..taxonomy import Taxonomy
-from .blocks import CodeBlock, split_code_blocks
+from ..formats import CodeBlock, split_code_blocks
 from .detect import Detector
 from .lexer import lex
 from .literals import Literal, Parsed
@@ -114,25 +114,15 @@ def _marker_regions(text: str, blocks: list[CodeBlock]) -> list[tuple[int, int]]
         for i, s in enumerate(prose_marks):
             out.append((s, prose_marks[i + 1] if i + 1 < len(prose_marks) else len(text)))
     for b in blocks:
-        marks = [b.start + m.start() for m in _COMMENT_MARK.finditer(b.code)]
+        marks = [b.to_text(m.start()) for m in _COMMENT_MARK.finditer(b.code)]
         for i, s in enumerate(marks):
             out.append((s, marks[i + 1] if i + 1 < len(marks) else b.end))
     return out
 
 
-def extract_detailed(text: str, taxonomy: Taxonomy, *, language: str | None = None,
-                     exclude: Iterable[str] = ()) -> tuple[list[dict], ExtractInfo]:
-    """Like :func:`extract`, also returning an :class:`ExtractInfo`."""
-    info = ExtractInfo()
-    if not isinstance(text, str):
-        text = "" if text is None else str(text)
-    det = detector_for(taxonomy)
-    attr_for = det.attribute_for_key
-    excl = "\n\x00".join(e for e in exclude if isinstance(e, str) and e)
-    blocks = split_code_blocks(text, language)
-    info.blocks = len(blocks)
-
-    # pass 1: Python trees and signatures across the whole answer
+def _python_trees(blocks: list[CodeBlock], info: ExtractInfo) -> tuple[list, dict[str, list[str]]]:
+    """Pass 1: a Python tree per block (None when not Python or not parsable) and the
+    signatures defined anywhere in the answer (to bind positional arguments)."""
     trees: list = []
     sigs: dict[str, list[str]] = {}
     for b in blocks:
@@ -146,10 +136,13 @@ def extract_detailed(text: str, taxonomy: Taxonomy, *, language: str | None = No
                 info.errors.append(type(e).__name__)
                 t = None
         trees.append(t)
+    return trees, sigs
 
-    # pass 2: literals and test intervals per block
+
+def _parse_blocks(blocks: list[CodeBlock], attr_for, info: ExtractInfo) -> list[tuple[CodeBlock, str | None, Parsed]]:
+    """Pass 2: literals and test intervals per block (``ast`` for Python, else the lexer)."""
+    trees, sigs = _python_trees(blocks, info)
     per_block: list[tuple[CodeBlock, str | None, Parsed]] = []
-    intervals: list[tuple[int, int]] = []
     for b, t in zip(blocks, trees):
         lang = b.language
         parsed = None
@@ -169,11 +162,12 @@ def extract_detailed(text: str, taxonomy: Taxonomy, *, language: str | None = No
                 info.parsers["error"] = info.parsers.get("error", 0) + 1
                 continue
         info.parsers[parsed.parser] = info.parsers.get(parsed.parser, 0) + 1
-        intervals += [(b.start + s, b.start + e) for s, e in parsed.tests]
         per_block.append((b, lang, parsed))
-    intervals += _marker_regions(text, blocks)
-    index_of, info.tests = _intervals_index(intervals)
+    return per_block
 
+
+def _candidates(text: str, per_block, det: Detector, excl: str, index_of, info: ExtractInfo) -> list[dict]:
+    """Classify every literal; drop values from the prompt and repeated (value, attribute)."""
     line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
     seen: set[tuple[str, str]] = set()
     out: list[dict] = []
@@ -196,7 +190,7 @@ def extract_detailed(text: str, taxonomy: Taxonomy, *, language: str | None = No
                 info.duplicates += 1
                 continue
             seen.add((lit.value, attr))
-            s, e = b.start + lit.start, b.start + lit.end
+            s, e = b.to_text(lit.start), b.to_text(lit.end)
             out.append({
                 "value": lit.value,
                 "attribute": attr,
@@ -205,7 +199,24 @@ def extract_detailed(text: str, taxonomy: Taxonomy, *, language: str | None = No
                 "language": lang,
                 "test_index": index_of(s),
             })
-    return out, info
+    return out
+
+
+def extract_detailed(text: str, taxonomy: Taxonomy, *, language: str | None = None,
+                     exclude: Iterable[str] = ()) -> tuple[list[dict], ExtractInfo]:
+    """Like :func:`extract`, also returning an :class:`ExtractInfo`."""
+    info = ExtractInfo()
+    if not isinstance(text, str):
+        text = "" if text is None else str(text)
+    det = detector_for(taxonomy)
+    excl = "\n\x00".join(e for e in exclude if isinstance(e, str) and e)
+    blocks = split_code_blocks(text, language)
+    info.blocks = len(blocks)
+    per_block = _parse_blocks(blocks, det.attribute_for_key, info)
+    intervals = [(b.to_text(s), b.to_text(e)) for b, _, parsed in per_block for s, e in parsed.tests]
+    intervals += _marker_regions(text, blocks)
+    index_of, info.tests = _intervals_index(intervals)
+    return _candidates(text, per_block, det, excl, index_of, info), info
 
 
 def extract(text: str, taxonomy: Taxonomy, *, language: str | None = None,
