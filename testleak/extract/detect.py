@@ -8,26 +8,36 @@ variable name it is bound to, or None) :meth:`Detector.classify` returns
 
 1. Non-values are dropped: empty or one character, no letter or digit, format strings
    (``{}``, ``{name}``, ``%s``, ``${x}``), regular expressions, slot placeholders
-   (``<EMAIL>``), masked values (``***``, ``XXXX``), obvious placeholders (``your_api_key``,
-   ``changeme``, ``dummy``...), the key's own name as value (``password="password"``),
-   multi-line text (except PEM keys) and anything over 512 characters.
-2. Self-certifying shapes win over any key: an email (email-validator syntax, no DNS)
-   -> ``email``; a vendor secret prefix (``sk-``, ``sk_live_``, ``ghp_``, ``github_pat_``,
-   ``AKIA``, ``xox?-``, ``AIza``) or a PEM private key -> ``secret_key``. So
-   ``username="ann@corp.io"`` is an email, ``password="sk-..."`` a secret key.
-3. Otherwise the key decides when it maps to an attribute (``Taxonomy.attribute_for_name``)
-   and the value passes that attribute's plausibility check (:data:`CHECKS`: e.g. an email
-   key needs a valid email, a phone key a possible phone number, a card key a Luhn-valid
-   number, a CVV or an expiry, a date-of-birth key a real date 1900..today, a name key
-   1-5 words of letters). Pattern ``lexicon`` (or the shape name when the check is a shape).
-4. Otherwise weaker shapes, first match wins: card (Luhn via ``stdnum.luhn`` + issuer
-   prefix + length) -> credit_card; IBAN (``stdnum.iban``) -> bank_statement; US SSN
-   ``ddd-dd-dddd`` (``stdnum.us.ssn``) -> identity; JWT -> auth_token; phone number that is
-   formatted (leading ``+`` or separators) and valid for ``phonenumbers`` (international,
-   else one of :data:`PHONE_REGIONS`) -> phone; street address ``<number> <words> Street|Ave|..``
-   -> address; ``0x`` + 64 hex -> secret_key (``hex64``); a 20+ character token of
-   base64/hex characters with letters and digits and Shannon entropy >= 4.0 bits per
-   character (hex: 40+ characters, >= 3.0) -> secret_key (``entropy``).
+   (``<EMAIL>``, also inside a string: ``Bearer <TOKEN>``), masked values (``***``,
+   ``XXXX``), obvious placeholders (``your_api_key``, ``changeme``, ``dummy``...), the key's
+   own name as value (``password="password"``), multi-line text (except PEM keys) and
+   anything over 512 characters.
+2. Self-certifying formats win over any key (precedence: checksum-validated format > key
+   lexicon > shape): an email (email-validator syntax, internationalized addresses
+   included, no DNS) -> ``email``; a vendor secret prefix (``sk-``, ``sk_live_``, ``ghp_``,
+   ``github_pat_``, ``AKIA``, ``xox?-``, ``AIza``) or a PEM private key -> ``secret_key``;
+   a format with check digits: a card number (Luhn + issuer prefix + length) ->
+   ``credit_card``, an IBAN -> ``bank_statement``, a Chinese resident ID -> ``identity``.
+   So ``username="ann@corp.io"`` is an email, ``password="sk-..."`` a secret key and
+   ``account="<valid IBAN>"`` a bank account. (Aadhaar's single Verhoeff digit and the
+   SSN's range rules are too weak to overrule a key: 1 in 10 random numbers pass.)
+3. Otherwise the key decides when it maps to an attribute (``Taxonomy.attribute_for_name``,
+   also for plurals and collections: ``passwords``, ``emailList``) and the value has the
+   attribute's *shape* (:data:`CHECKS`: an email key needs ``local@domain``, a phone key
+   6-15 digits with phone punctuation, a card key 12-19 digits or a CVV / expiry, a
+   date-of-birth key a calendar date, a name key 1-5 words of letters). Validity (checksums,
+   TLDs, numbering plans, the 1900..today window) and placeholders are left to the format
+   rules and the judge, so a keyed value is not dropped for failing them. Pattern: the
+   shape name (``email``, ``phone``, ``luhn``, ``date``) when the value also validates,
+   else ``lexicon``.
+4. Otherwise weaker shapes, first match wins: US SSN ``ddd-dd-dddd`` (``stdnum.us.ssn``)
+   -> identity; JWT -> auth_token; phone number that is formatted (leading ``+``, ``++``,
+   ``00``/``011`` or separators) and valid for ``phonenumbers`` (international, else one of
+   :data:`PHONE_REGIONS`) -> phone; street address ``<number> <words> Street|Ave|..`` ->
+   address; for values without an attribute key only: ``0x`` + 64 hex -> secret_key
+   (``hex64``); a 20+ character token of base64/hex characters with letters and digits and
+   Shannon entropy >= 4.0 bits per character (hex: 40+ characters, >= 3.0) -> secret_key
+   (``entropy``).
 5. Otherwise no candidate. Dates of birth are never detected by shape alone.
 """
 
@@ -35,16 +45,16 @@ from __future__ import annotations
 
 import re
 
-from ..formats import (BEARER, CVV, EXPIRY, HEX64, PEM, PHONE_REGIONS, SSN_FORMATTED, birth_date_error,
-                       card_digits, is_bic, is_email, is_entropy_token, is_formatted_phone, is_iban, is_jwt,
-                       is_ssn, parse_phone, vendor_key)
+from ..formats import (BEARER, CVV, EXPIRY, HEX64, IBAN_SHAPE, PEM, PHONE_REGIONS, birth_date_error, card_digits,
+                       is_email, is_entropy_token, is_formatted_phone, is_iban, is_jwt, is_ssn, national_id,
+                       parse_date, parse_phone, vendor_key)
 from ..taxonomy import Taxonomy, normalize_identifier
 
 # --- non-values -----------------------------------------------------------------------
 _ALNUM = re.compile(r"[^\W_]", re.U)
 _FORMAT = re.compile(r"\{\}|\{\d+\}|\{[A-Za-z_][\w.\[\]]*(?:![rsa])?(?::[^{}]*)?\}|%[-+ #0]*\d*(?:\.\d+)?[sdifrxXeEgGc]\b|\$\{")
 _REGEX = re.compile(r"^\^|(?<![\d\s])\$$|\\[dwsbDWSB.]|\[(?:a-z|A-Z|0-9|\^)|\(\?[:=!<P]|\.[*+]|\[\^")
-_SLOT = re.compile(r"^<[A-Z][A-Z0-9_ -]*>$")
+_SLOT = re.compile(r"^<[A-Z][A-Z0-9_ -]*>$|<[A-Z][A-Z0-9_-]{2,}>")  # <EMAIL>, "Bearer <TOKEN>"
 _MASKED = re.compile(r"\*{3,}|[xX]{4,}|•{3,}")
 _PLACEHOLDER = re.compile(
     r"(?:^|[^a-z])(?:your|placeholder|replace[-_ ]?me|change[-_ ]?me|insert|dummy|fake|redacted|lorem|todo|tbd)(?:[^a-z]|$)",
@@ -60,6 +70,11 @@ _STREET = re.compile(
 )
 _NAME = re.compile(r"^[^\W\d_][^\W\d_.'’\- ]*(?:[.'’\- ]{1,2}[^\W\d_]+)*\.?$", re.U)
 _IDCHARS = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ./-]{2,38}[A-Za-z0-9]$")
+# loose shapes for keyed values (validity is the format rules' business, not extraction's)
+_EMAILISH = re.compile(r"^[^@\s]+@[^@\s]+$")
+_PHONEISH = re.compile(r"^\+{0,2}[\d\s().\-/]+(?:\s*(?:x|ext\.?)\s*\d{1,6})?$")
+_CARDISH = re.compile(r"^\d[\d \-]{10,24}\d$")
+_BICISH = re.compile(r"^[A-Za-z]{6}[A-Za-z0-9]{2}(?:[A-Za-z0-9]{3})?$")
 
 
 def non_value(v: str, key: str | None = None) -> bool:
@@ -70,7 +85,7 @@ def non_value(v: str, key: str | None = None) -> bool:
     pem = "PRIVATE KEY" in s and PEM.search(s)
     if not pem and (len(s) > 512 or s.count("\n") > 1):
         return True
-    if _SLOT.match(s) or _MASKED.search(s) or _FORMAT.search(s) or _REGEX.search(s):
+    if _SLOT.search(s) or _MASKED.search(s) or _FORMAT.search(s) or _REGEX.search(s):
         return True
     if _PLACEHOLDER.search(s):
         return True
@@ -92,15 +107,16 @@ def _check_address(v: str, k: str) -> bool:
 
 
 def _check_email(v: str, k: str) -> bool:
-    return is_email(v.strip())
+    return bool(_EMAILISH.match(v.strip()))
 
 
 def _check_phone(v: str, k: str) -> bool:
-    return parse_phone(v, valid=False) is not None
+    s = v.strip()
+    return bool(_PHONEISH.match(s)) and 6 <= sum(c.isdigit() for c in s) <= 15
 
 
 def _check_dob(v: str, k: str) -> bool:
-    return birth_date_error(v) is None
+    return parse_date(v) is not None
 
 
 def _last_part(k: str) -> str:
@@ -110,8 +126,6 @@ def _last_part(k: str) -> str:
 
 def _check_identity(v: str, k: str) -> bool:
     s = v.strip()
-    if SSN_FORMATTED.match(s):  # an SSN-formatted value must be a valid SSN
-        return is_ssn(s)
     return bool(_IDCHARS.match(s)) and sum(c.isdigit() for c in s) >= 4
 
 
@@ -124,9 +138,9 @@ def _check_bank(v: str, k: str) -> bool:
     s = v.strip()
     last = _last_part(k)
     if last == "iban":
-        return is_iban(s)
+        return bool(IBAN_SHAPE.match(s))
     if last in ("swift", "bic"):
-        return is_bic(s)
+        return bool(_BICISH.match(s))
     return 2 <= len(s) <= 100 and bool(_ALNUM.search(s))
 
 
@@ -154,7 +168,7 @@ def _check_card(v: str, k: str) -> bool:
         return bool(CVV.match(s))
     if last in ("expiry", "expiration", "exp"):
         return bool(EXPIRY.match(s))
-    return card_digits(s) is not None
+    return bool(_CARDISH.match(s)) and 12 <= sum(c.isdigit() for c in s) <= 19
 
 
 def _check_username(v: str, k: str) -> bool:
@@ -172,9 +186,16 @@ CHECKS = {
     "auth_token": _check_token, "secret_key": _check_secret, "credit_card": _check_card,
     "username": _check_username, "biometric": _check_biometric,
 }
-# the pattern name reported when a keyed value passes a check that is a shape
-_KEY_PATTERN = {"email": "email", "phone": "phone", "credit_card": "luhn", "date_of_birth": "date"}
-# (a keyed IBAN is reported as "lexicon": the key decided, the checksum only confirmed)
+# the pattern reported for a keyed value that also passes the attribute's validator (else
+# ``lexicon``: the key decided, validity is left to the format rules and the judge)
+_KEY_PATTERN = {
+    "email": ("email", is_email),
+    "phone": ("phone", lambda v: parse_phone(v) is not None),
+    "credit_card": ("luhn", lambda v: card_digits(v) is not None),
+    "date_of_birth": ("date", lambda v: birth_date_error(v) is None),
+}
+_CARD_SUBKEYS = ("cvv", "cvc", "cvv2", "csc", "expiry", "expiration", "exp")
+_PLURAL = re.compile(r"(?:_list|_set|_array|_values|es|s)$")
 
 
 class Detector:
@@ -187,17 +208,40 @@ class Detector:
         self.attributes = frozenset(taxonomy.attributes)
 
     def attribute_for_key(self, key: str | None) -> str | None:
+        """The attribute a key names (``Taxonomy.attribute_for_name``), also in the plural
+        or as a collection (``passwords``, ``emailList``, ``phone_numbers`` -> singular)."""
         if not key:
             return None
         try:
             return self._keys[key]
         except KeyError:
             a = self.taxonomy.attribute_for_name(key)
+            if a is None:
+                n = normalize_identifier(key)
+                single = _PLURAL.sub("", n)
+                if single != n and len(single) >= 3:
+                    a = self.taxonomy.attribute_for_name(single)
             self._keys[key] = a
             return a
 
     def _has(self, attr: str) -> bool:
         return attr in self.attributes
+
+    def checksum_format(self, s: str) -> tuple[str, str] | None:
+        """A format that carries its own check digits: a card number (Luhn + issuer prefix +
+        length), an IBAN, a Chinese resident ID. Such a value keeps that attribute whatever
+        its key says (module docstring, rule 2)."""
+        if not any(c.isdigit() for c in s):
+            return None
+        if self._has("credit_card") and card_digits(s):
+            return "credit_card", "luhn"
+        if self._has("bank_statement") and is_iban(s):
+            return "bank_statement", "iban"
+        if self._has("identity") and len(s) == 18:
+            nid = national_id(s)
+            if nid and nid[2]:
+                return "identity", nid[1].lower()
+        return None
 
     def classify(self, value: str, key: str | None = None) -> tuple[str, str] | None:
         """``(attribute, pattern)`` for a literal bound to ``key``, or None (module docstring)."""
@@ -205,36 +249,35 @@ class Detector:
         if non_value(v, key):
             return None
         s = v.strip()
-        # 2. self-certifying shapes
+        # 2. self-certifying shapes: e-mail, vendor key prefix, checksummed formats
         if "@" in s and self._has("email") and is_email(s):
             return "email", "email"
         p = vendor_key(s)
         if p and self._has("secret_key"):
             return "secret_key", "prefix:" + p if p != "pem" else "pem"
-        # 3. key
         a = self.attribute_for_key(key)
-        if a is not None:
-            check = CHECKS.get(a, _check_text)
-            if check(v, key):
-                if a == "credit_card" and _last_part(key) in ("cvv", "cvc", "cvv2", "csc", "expiry", "expiration", "exp"):
-                    return a, "lexicon"
-                return a, _KEY_PATTERN.get(a, "lexicon")
+        fmt = self.checksum_format(s)
+        if fmt and fmt[0] != a:
+            return fmt
+        # 3. key
+        if a is not None and CHECKS.get(a, _check_text)(v, key):
+            if a == "credit_card" and _last_part(key) in _CARD_SUBKEYS:
+                return a, "lexicon"
+            name, valid = _KEY_PATTERN.get(a, ("lexicon", None))
+            return a, name if valid is None or valid(s) else "lexicon"
+        if fmt:
+            return fmt
         # 4. weak shapes
         has_digit = any(c.isdigit() for c in s)
-        if has_digit:
-            if self._has("credit_card") and card_digits(s):
-                return "credit_card", "luhn"
-            if self._has("bank_statement") and is_iban(s):
-                return "bank_statement", "iban"
-            if self._has("identity") and is_ssn(s):
-                return "identity", "ssn"
+        if has_digit and self._has("identity") and is_ssn(s):
+            return "identity", "ssn"
         if self._has("auth_token") and is_jwt(s):
             return "auth_token", "jwt"
         if has_digit and self._has("phone") and is_formatted_phone(s, self.phone_regions):
             return "phone", "phone"
         if has_digit and self._has("address") and s[0].isdigit() and _STREET.match(s):
             return "address", "street"
-        if self._has("secret_key"):
+        if self._has("secret_key") and a is None:  # a keyed value never falls through to entropy
             if HEX64.match(s):
                 return "secret_key", "hex64"
             if len(s) >= 20 and is_entropy_token(s):

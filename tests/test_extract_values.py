@@ -1,0 +1,97 @@
+"""ExtractPII on the value classes of issue #17: checksum precedence, keyed values kept for
+the rules and the judge, international formats, non-values, multi-value literals,
+multilingual keys and keyless values. Each row is checked exactly; where extraction now
+keeps a value for the rules to judge, the rule's verdict on it is checked too."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from testleak.extract import extract
+from testleak.taxonomy import Taxonomy
+from testleak.verify.rules import check
+
+ROOT = Path(__file__).resolve().parent.parent
+IBAN = "DE89 3704 0044 0532 0130 00"  # the IBAN registry's German example, checksum-valid
+RIC = "11010519491231002X"  # checksum-valid Chinese resident ID
+
+
+@pytest.fixture(scope="module")
+def tax() -> Taxonomy:
+    return Taxonomy.from_config(yaml.safe_load((ROOT / "conf/taxonomy/paper.yaml").read_text()))
+
+
+def got(tax, code, lang):
+    return [(c["value"], c["attribute"], c["evidence"]["pattern"]) for c in extract(code, tax, language=lang)]
+
+
+# checksum-validated format > key lexicon > shape
+PRECEDENCE = [
+    ("python", f'account = "{IBAN}"', [(IBAN, "bank_statement", "iban")]),
+    ("java", f'user.setUsername("{IBAN}");', [(IBAN, "bank_statement", "iban")]),
+    ("python", 'phone = "4242 4242 4242 4242"', [("4242 4242 4242 4242", "credit_card", "luhn")]),
+    ("javascript", f'{{ userId: "{RIC}" }}', [(RIC, "identity", "ric")]),
+    ("python", f'iban = "{IBAN}"', [(IBAN, "bank_statement", "lexicon")]),  # key and checksum agree
+    # a keyed value that fails its key's check does not become a secret by entropy
+    ("python", 'name = "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW"', []),
+]
+
+
+@pytest.mark.parametrize("lang,code,expected", PRECEDENCE)
+def test_checksum_beats_key(tax, lang, code, expected):
+    assert got(tax, code, lang) == expected
+
+
+# keyed values that fail validity are collected; the format rules reject them
+KEYED_INVALID = [
+    ("java", 'String email = "john@localhost";', "john@localhost", "email", "placeholder: reserved"),
+    ("javascript", '{ dob: "2999-01-01" }', "2999-01-01", "date_of_birth", "date outside 1900..today"),
+    ("python", 'iban = "DE00 1234 5678 9012 3456 78"', "DE00 1234 5678 9012 3456 78", "bank_statement",
+     "IBAN-shaped but checksum fails"),
+    ("python", 'card_number = "4111 1111 1111 1112"', "4111 1111 1111 1112", "credit_card", "fails the Luhn check"),
+    ("python", 'ssn = "000-12-3456"', "000-12-3456", "identity", "SSN-shaped but invalid"),
+    ("json", '{"phone": "+1 000 000 0001"}', "+1 000 000 0001", "phone", "not a valid phone number"),
+]
+
+
+@pytest.mark.parametrize("lang,code,value,attr,reason", KEYED_INVALID)
+def test_keyed_values_are_kept_for_the_rules(tax, lang, code, value, attr, reason):
+    assert got(tax, code, lang) == [(value, attr, "lexicon")]
+    r = check(attr, value)
+    assert r["ok"] is False and r["reason"].startswith(reason), r
+
+
+NON_VALUES = [
+    ("python", 'password = "pass<PASSWORD>word"'),
+    ("javascript", 'headers = { Authorization: "Bearer <TOKEN>" }'),
+]
+
+
+@pytest.mark.parametrize("lang,code", NON_VALUES)
+def test_non_values(tax, lang, code):
+    assert got(tax, code, lang) == []
+
+
+INTERNATIONAL = [
+    ("python", 'send(to="用户@例子.中国")', [("用户@例子.中国", "email", "email")]),
+    ("python", 'send(to="josé.garcía@correo.es")', [("josé.garcía@correo.es", "email", "email")]),
+    ("python", 'send(to="user@xn--fiqs8s.xn--fiqz9s")', [("user@xn--fiqs8s.xn--fiqz9s", "email", "email")]),
+    ("python", "send(to=\"first.o'neil+tag@corp.io\")", [("first.o'neil+tag@corp.io", "email", "email")]),
+    ("python", 'dial("0044 20 7946 0958")', [("0044 20 7946 0958", "phone", "phone")]),
+    ("python", 'dial("011 49 30 12345678")', [("011 49 30 12345678", "phone", "phone")]),
+    ("python", 'dial("++44 20 7946 0958")', [("++44 20 7946 0958", "phone", "phone")]),
+    ("python", 'dial("050-1234-5678")', [("050-1234-5678", "phone", "phone")]),
+]
+
+
+@pytest.mark.parametrize("lang,code,expected", INTERNATIONAL)
+def test_international_formats(tax, lang, code, expected):
+    assert got(tax, code, lang) == expected
+
+
+def test_plural_and_collection_keys(tax):
+    assert got(tax, 'passwords = ["Tr0ub4dor&3", "hunter2!!"]', "python") == [
+        ("Tr0ub4dor&3", "password", "lexicon"), ("hunter2!!", "password", "lexicon")]
