@@ -95,3 +95,30 @@ def test_international_formats(tax, lang, code, expected):
 def test_plural_and_collection_keys(tax):
     assert got(tax, 'passwords = ["Tr0ub4dor&3", "hunter2!!"]', "python") == [
         ("Tr0ub4dor&3", "password", "lexicon"), ("hunter2!!", "password", "lexicon")]
+
+
+# key lexicons in Chinese, German, French and Spanish (conf/taxonomy/paper.yaml lexicon_i18n)
+MULTILINGUAL = [
+    ("json", '{"登录密码": "Tr0ub4dor&3", "家庭住址": "北京市朝阳区建国路88号", "用户名": "zhangsan88"}',
+     [("Tr0ub4dor&3", "password"), ("北京市朝阳区建国路88号", "address"), ("zhangsan88", "username")]),
+    ("java", 'kunde.setPasswort("Geheim123!");\nkunde.setGeburtsdatum("1984-02-29");',
+     [("Geheim123!", "password"), ("1984-02-29", "date_of_birth")]),
+    ("python", 'client = Client(adresse="12 rue de la Paix", mot_de_passe="Secret99!")',
+     [("12 rue de la Paix", "address"), ("Secret99!", "password")]),
+    ("javascript", "const usuario = { contraseña: 'Secreto99!', correoElectronico: 'x' };",
+     [("Secreto99!", "password")]),
+    ("javascript", "const u = { 手机号码: '13800138000', benutzerPasswort: 'Geheim123!' };",
+     [("13800138000", "phone"), ("Geheim123!", "password")]),
+]
+
+
+@pytest.mark.parametrize("lang,code,expected", MULTILINGUAL)
+def test_multilingual_keys(tax, lang, code, expected):
+    assert [(v, a) for v, a, _ in got(tax, code, lang)] == expected
+
+
+@pytest.mark.parametrize("name,attr", [("登录密码", "password"), ("Benutzerpasswort", "password"),
+                                       ("contraseña", "password"), ("Geburtsdatum", "date_of_birth"),
+                                       ("filename", None), ("hostname", None), ("nomUtilisateur", "username")])
+def test_compound_and_accented_key_names(tax, name, attr):
+    assert tax.attribute_for_name(name) == attr

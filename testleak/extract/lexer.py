@@ -79,7 +79,7 @@ def _unescape(s: str) -> str:
     return _ESC.sub(rep, s)
 
 
-_IDENT = r"[A-Za-z_$][\w$]*"
+_IDENT = r"(?:[^\W\d]|\$)[\w$]*"  # any script: JavaScript and Java allow Unicode names
 # `name =`, `name :=`, `name:`, `Type name =`, `name: Type =`, `$name =`, `name =>` at the end
 _KEY_BEFORE = re.compile(
     r"(?P<k>" + _IDENT + r")\s*(?:\?\s*)?(?::\s*[\w.<>\[\]|?]+\s*(?==))?(?P<op>:=|=>|(?<![=!<>+\-*/%&|^])=(?!=)|:)\s*$"
