@@ -122,3 +122,35 @@ def test_multilingual_keys(tax, lang, code, expected):
                                        ("filename", None), ("hostname", None), ("nomUtilisateur", "username")])
 def test_compound_and_accented_key_names(tax, name, attr):
     assert tax.attribute_for_name(name) == attr
+
+
+# values without a key of their own: elements of a collection bound to an attribute name
+KEYLESS = [
+    ("java", 'List<String> names = Arrays.asList("Maria Gonzalez", "Li Wei");',
+     [("Maria Gonzalez", "name"), ("Li Wei", "name")]),
+    ("java", 'Set<String> passwords = new HashSet<>();\npasswords.add("Tr0ub4dor&3");', [("Tr0ub4dor&3", "password")]),
+    ("java", 'List<String> emails = List.of("a.b@corp.io", "c.d@corp.io");',
+     [("a.b@corp.io", "email"), ("c.d@corp.io", "email")]),
+    ("csharp", 'string[] passwords = { "Tr0ub4dor&3", "S3cret!pw" };',
+     [("Tr0ub4dor&3", "password"), ("S3cret!pw", "password")]),
+    ("csharp", 'var users = new List<string> { "alice01", "bob_99" };', [("alice01", "username"), ("bob_99", "username")]),
+    ("go", 'passwords := []string{"Tr0ub4dor&3", "S3cret!pw"}', [("Tr0ub4dor&3", "password"), ("S3cret!pw", "password")]),
+    ("javascript", "usernames.push('alice01');", [("alice01", "username")]),
+    # a collection whose name is no attribute gives its elements no key
+    ("java", 'List<String> labels = List.of("Maria Gonzalez");', []),
+]
+
+
+@pytest.mark.parametrize("lang,code,expected", KEYLESS)
+def test_collection_elements_take_the_collection_name(tax, lang, code, expected):
+    assert [(v, a) for v, a, _ in got(tax, code, lang)] == expected
+
+
+# not key-value pairs
+@pytest.mark.parametrize("lang,code", [
+    ("java", 'assert isValid(user) : "Expected user to be valid";'),
+    ("java", 'assert password != null : "Tr0ub4dor&3 must not be null";'),
+    ("javascript", "const name = flag ? other : 'Maria Gonzalez';"),
+])
+def test_assert_message_and_ternary_are_not_values_of_a_key(tax, lang, code):
+    assert got(tax, code, lang) == []

@@ -195,7 +195,7 @@ _KEY_PATTERN = {
     "date_of_birth": ("date", lambda v: birth_date_error(v) is None),
 }
 _CARD_SUBKEYS = ("cvv", "cvc", "cvv2", "csc", "expiry", "expiration", "exp")
-_PLURAL = re.compile(r"(?:_list|_set|_array|_values|es|s)$")
+_COLLECTION = re.compile(r"_(?:list|set|array|values|arr)$")
 
 
 class Detector:
@@ -218,9 +218,12 @@ class Detector:
             a = self.taxonomy.attribute_for_name(key)
             if a is None:
                 n = normalize_identifier(key)
-                single = _PLURAL.sub("", n)
-                if single != n and len(single) >= 3:
-                    a = self.taxonomy.attribute_for_name(single)
+                stem = _COLLECTION.sub("", n)
+                for single in (stem, stem[:-1] if stem.endswith("s") else "", stem[:-2] if stem.endswith("es") else ""):
+                    if single != n and len(single) >= 3:
+                        a = self.taxonomy.attribute_for_name(single)
+                        if a is not None:
+                            break
             self._keys[key] = a
             return a
 
