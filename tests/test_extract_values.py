@@ -154,3 +154,47 @@ def test_collection_elements_take_the_collection_name(tax, lang, code, expected)
 ])
 def test_assert_message_and_ternary_are_not_values_of_a_key(tax, lang, code):
     assert got(tax, code, lang) == []
+
+
+# many values in one string constant
+MULTI = [
+    ("python", 'FIXTURE = """\nDE89 3704 0044 0532 0130 00\nGB82 WEST 1234 5698 7654 32\n'
+               'FR14 2004 1010 0505 0001 3M02 606\n"""',
+     [("DE89 3704 0044 0532 0130 00", "bank_statement", None), ("GB82 WEST 1234 5698 7654 32", "bank_statement", None),
+      ("FR14 2004 1010 0505 0001 3M02 606", "bank_statement", None)]),
+    ("python", "SQL = \"INSERT INTO users (name, email, phone, password) VALUES ('Maria Gonzalez', 'maria@corp.io', "
+               "'+44 20 7946 0958', 'Tr0ub4dor&3'), ('Li Wei', 'li.wei@qq.com', '+86 138 0013 8000', 'O''Brien!99')\"",
+     [("Maria Gonzalez", "name", "name"), ("maria@corp.io", "email", "email"), ("+44 20 7946 0958", "phone", "phone"),
+      ("Tr0ub4dor&3", "password", "password"), ("Li Wei", "name", "name"), ("li.wei@qq.com", "email", "email"),
+      ("+86 138 0013 8000", "phone", "phone"), ("O'Brien!99", "password", "password")]),
+    ("javascript", "const body = '{\"user\": {\"name\": \"Maria Gonzalez\", \"phones\": [\"+44 20 7946 0958\"], "
+                   "\"登录密码\": \"Tr0ub4dor&3\"}}';",
+     [("Maria Gonzalez", "name", "name"), ("+44 20 7946 0958", "phone", "phones"), ("Tr0ub4dor&3", "password", "登录密码")]),
+    ("python", 'CSV = """name,email,card\nMaria Gonzalez,maria@corp.io,4242 4242 4242 4242\n'
+               'Li Wei,li.wei@qq.com,5555 5555 5555 4444\n"""',
+     [("Maria Gonzalez", "name", "name"), ("maria@corp.io", "email", "email"),
+      ("4242 4242 4242 4242", "credit_card", "card"), ("Li Wei", "name", "name"), ("li.wei@qq.com", "email", "email"),
+      ("5555 5555 5555 4444", "credit_card", "card")]),
+    ("python", "TSV = 'name\\tphone\\nMaria Gonzalez\\t+44 20 7946 0958\\n'",
+     [("Maria Gonzalez", "name", "name"), ("+44 20 7946 0958", "phone", "phone")]),
+    ("python", 'emails = """\nann@corp.io\nbob@corp.io\n"""', [("ann@corp.io", "email", "emails"), ("bob@corp.io", "email", "emails")]),
+    ("python", 'CONFIG = """\npassword: Tr0ub4dor&3\nusername = alice01\n"""',
+     [("Tr0ub4dor&3", "password", "password"), ("alice01", "username", "username")]),
+]
+
+
+@pytest.mark.parametrize("lang,code,expected", MULTI, ids=["ibans", "sql", "json", "csv", "tsv", "lines", "key-lines"])
+def test_multi_value_literals(tax, lang, code, expected):
+    cands = extract(code, tax, language=lang)
+    keys = [None if k == "FIXTURE" else k for k in (c["evidence"]["key"] for c in cands)]
+    assert [(c["value"], c["attribute"], k) for c, k in zip(cands, keys)] == expected
+    for c in cands:  # verbatim literals: each span points at its value; escaped ones at the literal
+        s, e, v = *c["evidence"]["span"], c["value"]
+        assert code[s:e] == v or (e - s > len(v) and v.split("'")[0].split()[0] in code[s:e])
+    if lang == "python" and "'" not in code and "\\" not in code:
+        assert all(code[slice(*c["evidence"]["span"])] == c["value"] for c in cands)
+
+
+def test_pem_block_stays_one_value(tax):
+    pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7bq9\n-----END RSA PRIVATE KEY-----"
+    assert got(tax, f'key = """{pem}"""', "python") == [(pem, "secret_key", "pem")]

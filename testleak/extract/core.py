@@ -3,7 +3,9 @@
 ``extract(text, taxonomy)`` reads a model answer (markdown with fenced code blocks, or
 bare code), parses every code block (Python with ``ast``, everything else and Python that
 does not parse with the tolerant lexer), binds each literal to its key / parameter /
-variable name, classifies it (:mod:`testleak.extract.detect`), drops values that occur
+variable name, splits literals that hold many values (JSON, SQL ``INSERT``, CSV/TSV,
+multi-line text: :mod:`.multivalue`) into one value per key, classifies each
+(:mod:`testleak.extract.detect`), drops values that occur
 verbatim in the prompt texts (``exclude``), and deduplicates by (value, attribute),
 keeping the first occurrence. Prose outside code fences is not read for values (the paper
 collects values from test inputs only). Deterministic, no I/O; never raises on text input.
@@ -32,6 +34,7 @@ from ..formats import CodeBlock, split_code_blocks
 from .detect import Detector
 from .lexer import lex
 from .literals import Literal, Parsed
+from .multivalue import split_values
 from .pyparse import collect_signatures, parse_python, parse_tree
 
 _PROSE_MARK = re.compile(
@@ -172,7 +175,13 @@ def _candidates(text: str, per_block, det: Detector, excl: str, index_of, info: 
     seen: set[tuple[str, str]] = set()
     out: list[dict] = []
     for b, lang, parsed in per_block:
-        lits: list[Literal] = sorted(parsed.literals, key=lambda l: (l.start, l.end))
+        lits: list[Literal] = []
+        for lit in sorted(parsed.literals, key=lambda l: (l.start, l.end)):
+            try:
+                lits += split_values(lit) or [lit]
+            except Exception as e:  # noqa: BLE001 - never raise on model output
+                info.errors.append(type(e).__name__)
+                lits.append(lit)
         info.literals += len(lits)
         for lit in lits:
             try:
