@@ -125,9 +125,9 @@ def tuned_model_config(base_cfg: Mapping, gguf_path: Path, sha256: str) -> dict:
 
 def write_stamp(gguf_path: Path) -> str:
     """sha256 of the file and the stamp ``ensure_model`` checks (``<sha> <size> <mtime>``)."""
-    from ..llm.local import _sha256
+    from ..llm.local import sha256_file
 
-    sha = _sha256(gguf_path)
+    sha = sha256_file(gguf_path)
     st = gguf_path.stat()
     gguf_path.with_suffix(gguf_path.suffix + ".sha256").write_text(f"{sha} {st.st_size} {int(st.st_mtime)}\n")
     return sha
