@@ -108,6 +108,16 @@ class Paths:
             return ROOT / name
         return p
 
+    def library_divisions(self, run: str) -> Path:
+        return self.data / "library" / f"{run}.divisions.jsonl"
+
+    def library_stats(self, run: str) -> Path:
+        return self.data / "library" / f"{run}_stats.json"
+
+    @property
+    def figures(self) -> Path:
+        return self.reports / "figures"
+
     def stats(self, stage: str, run: str) -> Path:
         """The counts a per-run stage writes next to its records (DVC metrics)."""
         return self.run_dir(run) / f"{stage}_stats.json"

@@ -21,7 +21,12 @@ from . import methods
 from .config import run_spec
 from .elicit.responses import ElicitSettings
 from .extract import candidates_from_responses
+from .extract.core import response_text
 from .library import load_library
+from .library.clustering import get_encoder
+from .library.division import get_scorer
+from .library.figures import division_scores_figure, embedding_figure
+from .library.rounds import build_round, leak_instances
 from .llm import open_gateway
 from .paths import RUN_STAGES, Paths
 from .records import read_jsonl, write_json, write_jsonl
@@ -46,6 +51,24 @@ def write_artifact(paths: Paths, stage: str, run: str, records: Iterable[dict], 
 def read_artifact(paths: Paths, stage: str, run: str) -> list[dict]:
     """A per-run stage's records, checked against their schema."""
     return read_jsonl(paths.records(stage, run), kind=RUN_STAGES[stage])
+
+
+def write_library(paths: Paths, params: Mapping, run: str, doc: dict, divisions: list[dict], stats: Mapping) -> dict:
+    """The library stage's artifacts: data/library/RUN.json (raw values: data/ only), its
+    division records and stats (counts only), and the division/embedding figures (no strings
+    drawn). Returns the public stats."""
+    write_json(paths.library(run), doc)
+    write_jsonl(paths.library_divisions(run), divisions, kind="library")
+    pub = {k: v for k, v in stats.items() if not k.startswith("_")}
+    write_json(paths.library_stats(run), pub)
+    division_scores_figure(divisions, paths.figures / f"{run}_division_scores.png")
+    proj = (params["library"].get("figures") or {}).get("projection", "pca")
+    for kind in ("fragments", "templates"):
+        cl = stats["_clusters"].get(kind) or {}
+        items = cl.get("items") or []
+        embedding_figure(cl.get("embeddings"), [i["attribute"] for i in items], paths.figures / f"{run}_embeddings_{kind}.png",
+                         f"{run}: {kind} (Λ{'frag' if kind == 'fragments' else 'tmp'}) by attribute", proj)
+    return pub
 
 
 # ------------------------------------------------------------------------------- inputs
@@ -138,6 +161,46 @@ def confirmed(params: Mapping, run: str, hits: list[dict], verdicts: Iterable[di
         ids = {h["candidate_id"] for h in hits}
         stats["agreement"] = agreement([lb for lb in labels if lb["candidate_id"] in ids], reviewers)
     return recs, stats
+
+
+# ------------------------------------------------------------------------------- next round
+
+class _Lazy:
+    """Load the scorer / encoder only when there is something to score (model loads are slow)."""
+
+    def __init__(self, factory, name="?"):
+        self._f, self._o, self.name = factory, None, name
+
+    def __getattr__(self, k):
+        if self._o is None:
+            self._o = self._f()
+        return getattr(self._o, k)
+
+
+def library_round(params: Mapping, run: str, base: Mapping, confirmed: list[dict], candidates: Iterable[dict],
+                  responses: Iterable[dict], models_dir) -> tuple[dict, list[dict], dict]:
+    """The privacy feature library of the next round (paper Sec. 5): division and clustering of
+    the run's confirmed leaks, merged into ``base``. Returns (library document, division
+    records incl. the instances that could not be divided, stats); the stats' ``_clusters``
+    hold the embeddings for the figures (not written)."""
+    lib_cfg = params["library"]
+    div = lib_cfg["division"]
+    slots = {a.key: a.slot for a in Taxonomy.from_config(params).attributes.values()}
+    cands = {c["id"]: c for c in candidates}
+    resps = {r["id"]: r for r in responses}
+    inst, counts = leak_instances(confirmed, cands, resps, response_text, int(div.get("context_lines", 3)),
+                                  int(div.get("max_chars", 240)))
+    others: dict = {}  # other confirmed values of the same response, slotted out of its context
+    for c in confirmed:
+        cand = cands.get(c.get("candidate_id")) or {}
+        if c.get("status") == "confirmed" and cand.get("value"):
+            others.setdefault(cand.get("response_id"), []).append((cand["value"], slots.get(cand["attribute"], "<VALUE>")))
+    scorer = _Lazy(lambda: get_scorer(div, models_dir), div.get("scorer"))
+    encoder = _Lazy(lambda: get_encoder(lib_cfg["clustering"], div.get("mlm_path")))
+    doc, divisions, stats = build_round(inst, base, scorer, encoder, slots, div, lib_cfg["clustering"], run, others)
+    divisions = [*divisions, *[i for i in inst if i["status"] != "ok"]]
+    stats = {**stats, "instances_by_status": dict(counts)}
+    return doc, divisions, stats
 
 
 # ------------------------------------------------------------------------------- the chain
