@@ -41,6 +41,24 @@ def env_for(cache: Path) -> dict:
     return env
 
 
+SHIM = "#!/bin/sh\necho 'python shim: this is not the project interpreter' >&2\nexit 1\n"
+
+
+def shim_env(base: Path, cache: Path) -> dict:
+    """env_for's environment as on a machine whose `python` is not the project's: a `python`
+    and `python3` that exit 1 loudly first on PATH, the venv's bin off PATH, no venv active."""
+    shims = base / "shims"
+    shims.mkdir(parents=True, exist_ok=True)
+    for name in ("python", "python3"):
+        (shims / name).write_text(SHIM)
+        (shims / name).chmod(0o755)
+    env = env_for(cache)
+    keep = [d for d in env.get("PATH", "").split(os.pathsep) if d and Path(d).resolve() != BIN.resolve()]
+    env["PATH"] = os.pathsep.join([str(shims), *keep])
+    env.pop("VIRTUAL_ENV", None)
+    return env
+
+
 def shared_cache(base: Path) -> Path:
     cache = base / "cache"
     (cache / "llm").mkdir(parents=True, exist_ok=True)

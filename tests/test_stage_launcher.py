@@ -6,28 +6,17 @@ on PATH and no venv is on PATH, as on a machine whose system Python lacks the pa
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 from testleak.config import ROOT
-from tests.project import BIN, IN_VENV, env_for, make_project, run, shared_cache
+from tests.project import IN_VENV, make_project, run, shared_cache
+from tests.project import shim_env as project_shim_env
 
-SHIM = "#!/bin/sh\necho 'python shim: this is not the project interpreter' >&2\nexit 1\n"
 
-
-def shim_env(base: Path, cache: Path | None = None) -> dict:
-    """env_for's environment with a failing `python`/`python3` first on PATH and the venv's bin off it."""
-    shims = base / "shims"
-    shims.mkdir(parents=True, exist_ok=True)
-    for name in ("python", "python3"):
-        (shims / name).write_text(SHIM)
-        (shims / name).chmod(0o755)
-    env = env_for(cache or shared_cache(base))
-    keep = [d for d in env.get("PATH", "").split(os.pathsep) if d and Path(d).resolve() != BIN.resolve()]
-    env["PATH"] = os.pathsep.join([str(shims), *keep])
-    env.pop("VIRTUAL_ENV", None)
+def shim_env(base: Path) -> dict:
+    env = project_shim_env(base, shared_cache(base))
     assert subprocess.run(["python", "-c", "pass"], env=env, capture_output=True).returncode == 1
     return env
 
