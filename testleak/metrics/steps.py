@@ -150,6 +150,21 @@ def step_counts(
         a = attr_of(h, "verified")
         if h.get("outcome") == "in_window" and h["candidate_id"] in kept:
             c[a]["in_window"] += 1
+    _count_confirmed(confirmed, cand_attr, attrs, c)
+    by_attr = {a: _row(c[a]) for a in attrs}
+    cats = {}
+    for cat, members in taxonomy.by_category().items():
+        row = _row({k: sum(c[a][k] for a in members) for k in STEPS})
+        row["permille_mean_attr"] = category_mean(by_attr[a]["permille"] for a in members if by_attr[a]["test_cases"])
+        cats[cat] = row
+    total = _row({k: sum(c[a][k] for a in attrs) for k in STEPS})
+    return {"attributes": by_attr, "categories": cats, "total": total}
+
+
+def _count_confirmed(confirmed: Iterable[Mapping], cand_attr: Mapping[str, str], attrs: Sequence[str],
+                     c: dict[str, dict]) -> None:
+    """Add per attribute the confirmed instances (one per candidate) and the distinct
+    (attribute, value_hash) pairs to the counters ``c``."""
     seen: set[str] = set()
     distinct: set[tuple[str, str]] = set()
     for rec in confirmed_only(confirmed):
@@ -163,12 +178,3 @@ def step_counts(
         if k not in distinct:
             distinct.add(k)
             c[a]["confirmed"] += 1
-
-    by_attr = {a: _row(c[a]) for a in attrs}
-    cats = {}
-    for cat, members in taxonomy.by_category().items():
-        row = _row({k: sum(c[a][k] for a in members) for k in STEPS})
-        row["permille_mean_attr"] = category_mean(by_attr[a]["permille"] for a in members if by_attr[a]["test_cases"])
-        cats[cat] = row
-    total = _row({k: sum(c[a][k] for a in attrs) for k in STEPS})
-    return {"attributes": by_attr, "categories": cats, "total": total}
