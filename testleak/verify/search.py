@@ -1,7 +1,8 @@
 """Corpus search behind one interface (paper Sec. 4.3, "GitHub search"), and the hit window.
 
-Backends, chosen by ``verifier.backend``: ``local`` (exact substring index over a local
-code corpus, :mod:`.index`) and ``github`` (REST code search, :mod:`.github`). Both answer
+Backends, chosen by ``verifier.backend``: ``local`` (exact substring FTS5 trigram index over a
+local code corpus, :mod:`.index`), ``infinigram`` (suffix array over the same corpus,
+:mod:`.infinigram`) and ``github`` (REST code search, :mod:`.github`). All answer
 ``search(value) -> {k, repo_ids, repos, paths, outcome, query, engine, searched_at}`` with
 ``outcome`` ``searched`` | ``unverifiable`` | ``error``.
 
@@ -21,18 +22,24 @@ from ..config import select
 from ..errors import DataError
 from ..privacy import mask
 
-BACKENDS = ("local", "github")
+BACKENDS = ("local", "infinigram", "github")
 OUTCOMES = ("in_window", "out_of_window", "unverifiable", "error", "filtered")
 
 
 def open_backend(verifier_cfg: Mapping, paths):
     """The search backend named by ``verifier.backend``."""
     name = select(verifier_cfg, verifier_cfg.get("backend", "local"), BACKENDS, "verifier.backend")
+    local = verifier_cfg.get("local") or {}
     if name == "local":
         from .index import LocalIndex
 
-        local = verifier_cfg.get("local") or {}
-        return LocalIndex(paths.index, max_hits_listed=int(local.get("max_hits_listed") or 100))
+        return LocalIndex(paths.corpus_index(verifier_cfg), max_hits_listed=int(local.get("max_hits_listed") or 100))
+    if name == "infinigram":
+        from .infinigram import InfiniGramIndex
+
+        ig = verifier_cfg.get("infinigram") or {}
+        return InfiniGramIndex(paths.corpus_index(verifier_cfg), max_hits_listed=int(local.get("max_hits_listed") or 100),
+                               max_docs_counted=int(ig.get("max_docs_counted") or 100_000))
     from .github import GitHubSearch
 
     gh = dict(verifier_cfg.get("github") or {})

@@ -1,0 +1,170 @@
+"""Suffix-array corpus verifier: exact substring search with infini-gram (``verifier=infinigram``).
+
+Teams auditing their own model verify candidates against their *training corpus*, tens of GB
+to TBs of code. There the field's tool is a suffix array (infini-gram: Liu et al. 2024, the
+engine behind the public indexes of trillion-token corpora), not an inverted trigram index.
+This module builds a byte-level infini-gram index (no tokenizer: ``--token_dtype u8``, one
+document per file, document separator 0xff which never occurs in UTF-8) over exactly the
+documents the FTS5 index holds (:func:`testleak.verify.index.select_corpus`), with each
+document's repository id, repository name and path as metadata.
+
+A query is the value's UTF-8 bytes. The suffix array gives every occurrence in
+O(|value| log N); occurrences are mapped to their documents, and the hit count ``k`` is the
+number of distinct documents (files, as GitHub's ``total_count`` and the FTS5 backend count).
+Counting stops once ``max_docs_counted`` distinct documents are seen (``k_capped: true``, k is
+then a lower bound); with the default cap far above the window's upper bound (100) the window
+decision is exact. Values shorter than ``min_query_chars`` are ``unverifiable``, as in FTS5.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Iterable
+
+from ..errors import ConfigError, DataError
+from ..privacy import mask
+from .index import MIN_QUERY_CHARS, CorpusFile, _cfg_get, select_corpus
+
+SCHEMA_VERSION = 1
+MANIFEST = "testleak_index.json"
+_SEP = 0xFF              # infini-gram's u8 document separator
+_VOCAB = 255             # token ids 0..254 are content bytes for the engine's checks
+
+
+def _dir_bytes(d: Path) -> int:
+    return sum(p.stat().st_size for p in d.rglob("*") if p.is_file())
+
+
+def build_infinigram(local_cfg, out: str | os.PathLike, files: Iterable[CorpusFile] | None = None, *,
+                     cpus: int | None = None, mem_gib: int | None = None, shards: int = 1) -> dict:
+    """Build the infini-gram index directory ``out`` (atomically) over :func:`select_corpus`'s
+    documents; return build statistics (files, bytes, repos, seconds, index_bytes).
+
+    The corpus is written as JSONL shards (``text`` + metadata) to a temporary directory and
+    indexed by ``python -m infini_gram.indexing`` (its Rust suffix-array builder). Case folding
+    follows ``verifier.local.case_sensitive`` (folded text is indexed, queries are folded)."""
+    try:
+        import infini_gram  # noqa: F401
+    except ImportError:
+        raise ConfigError("verifier=infinigram needs the package infini-gram (pip install infini-gram==2.6.0; "
+                          "bash scripts/bootstrap.sh installs it)") from None
+    case = bool(_cfg_get(local_cfg, "case_sensitive", True))
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp_out = out.with_name(out.name + ".tmp")
+    shutil.rmtree(tmp_out, ignore_errors=True)
+    work = Path(tempfile.mkdtemp(prefix="infinigram_", dir=out.parent))
+    t0 = time.perf_counter()
+    stats: dict = {}
+    try:
+        data = work / "data"
+        data.mkdir()
+        with (data / "corpus.jsonl").open("w", encoding="utf-8") as f:
+            for d in select_corpus(local_cfg, files, stats):
+                text = d.text if case else d.text.lower()
+                f.write(json.dumps({"text": text, "repo_id": d.repo_id, "repo": d.repo, "path": d.path},
+                                   ensure_ascii=False) + "\n")
+        if stats["files"] == 0:
+            raise DataError("the corpus is empty: check verifier.local (corpus, dirs, extensions)")
+        hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        ulimit = hard if hard != resource.RLIM_INFINITY else 1 << 20
+        cmd = [sys.executable, "-m", "infini_gram.indexing", "--data_dir", str(data), "--save_dir", str(tmp_out),
+               "--temp_dir", str(work / "tmp"), "--token_dtype", "u8", "--add_metadata",
+               "--shards", str(shards), "--cpus", str(cpus or os.cpu_count() or 1),
+               "--mem", str(mem_gib or 4), "--ulimit", str(min(ulimit, 1 << 20))]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0:
+            tail = (p.stderr or p.stdout).strip().splitlines()[-1:] or ["no output"]
+            raise DataError(f"infini-gram indexing failed (exit {p.returncode}): {tail[0][:300]}")
+        manifest = {"schema_version": SCHEMA_VERSION, "engine": "infini-gram", "token_dtype": "u8",
+                    "case_sensitive": case, "corpus": str(_cfg_get(local_cfg, "corpus", "site-packages")),
+                    "stats": {k: stats[k] for k in sorted(stats)}}
+        (tmp_out / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        shutil.rmtree(out, ignore_errors=True)
+        os.replace(tmp_out, out)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(tmp_out, ignore_errors=True)
+    stats["seconds"] = round(time.perf_counter() - t0, 3)
+    stats["index_bytes"] = _dir_bytes(out)
+    return stats
+
+
+class InfiniGramIndex:
+    """``search(value)`` over an index built by :func:`build_infinigram`, with the answer shape
+    of every corpus backend (:mod:`testleak.verify.search`)."""
+
+    engine = "infini-gram-u8"
+
+    def __init__(self, path: str | os.PathLike, max_hits_listed: int = 100, max_docs_counted: int = 100_000,
+                 batch: int = 4096):
+        self.path = Path(path)
+        mf = self.path / MANIFEST
+        if not mf.exists():
+            raise DataError(f"infini-gram index {self.path} not found: run the index stage with "
+                            f"verifier=infinigram (dvc repro index)")
+        self.meta = json.loads(mf.read_text(encoding="utf-8"))
+        if self.meta.get("schema_version") != SCHEMA_VERSION:
+            raise DataError(f"infini-gram index {self.path} has schema {self.meta.get('schema_version')}, "
+                            f"expected {SCHEMA_VERSION}: rebuild it with the index stage")
+        from infini_gram.engine import InfiniGramEngine
+
+        self.case_sensitive = bool(self.meta["case_sensitive"])
+        self.max_hits_listed = int(max_hits_listed)
+        self.max_docs_counted = int(max_docs_counted)
+        self.batch = int(batch)
+        self._eng = InfiniGramEngine(index_dir=str(self.path), eos_token_id=0, vocab_size=_VOCAB, token_dtype="u8")
+
+    def close(self) -> None:
+        self._eng = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _docs(self, needle: bytes) -> tuple[dict[int, dict], bool]:
+        """Distinct documents containing ``needle`` -> metadata, and whether counting was capped."""
+        found = self._eng.find(list(needle))
+        docs: dict[int, dict] = {}
+        for s, (lo, hi) in enumerate(found["segment_by_shard"]):
+            for start in range(lo, hi, self.batch):
+                ranks = [(s, r) for r in range(start, min(hi, start + self.batch))]
+                for d in self._eng.engine.get_docs_by_ranks(ranks, 1):
+                    if d.doc_ix not in docs:
+                        docs[d.doc_ix] = json.loads(d.metadata)["metadata"]
+                        if len(docs) > self.max_docs_counted:
+                            return docs, True
+        return docs, False
+
+    def search(self, value: str) -> dict:
+        """``{k, repo_ids, repos, paths, outcome, query, engine}`` (+ ``k_capped``)."""
+        base = {"query": mask(value), "engine": self.engine}
+        if value is None or len(value) < MIN_QUERY_CHARS:
+            return {**base, "k": None, "repo_ids": [], "repos": [], "paths": [], "outcome": "unverifiable",
+                    "reason": f"value shorter than {MIN_QUERY_CHARS} characters"}
+        needle = (value if self.case_sensitive else value.lower()).encode("utf-8")
+        if _SEP in needle:  # cannot occur in UTF-8; kept for safety
+            return {**base, "k": None, "repo_ids": [], "repos": [], "paths": [], "outcome": "unverifiable",
+                    "reason": "value contains the document separator byte"}
+        docs, capped = self._docs(needle)
+        ordered = [docs[i] for i in sorted(docs)]
+        repos = {}
+        for m in ordered:
+            repos.setdefault(int(m["repo_id"]), m["repo"])
+        repo_ids = sorted(repos)
+        out = {**base, "k": len(ordered), "repo_ids": repo_ids, "repos": [repos[r] for r in repo_ids],
+               "paths": [f"{m['repo']}/{m['path']}" for m in ordered[: self.max_hits_listed]],
+               "outcome": "searched"}
+        if capped:
+            out["k_capped"] = True
+        return out
