@@ -8,9 +8,12 @@ document per file, document separator 0xff which never occurs in UTF-8) over exa
 documents the FTS5 index holds (:func:`testleak.verify.index.select_corpus`), with each
 document's repository id, repository name and path as metadata.
 
-A query is the value's UTF-8 bytes. The suffix array gives every occurrence in
-O(|value| log N); occurrences are mapped to their documents, and the hit count ``k`` is the
-number of distinct documents (files, as GitHub's ``total_count`` and the FTS5 backend count).
+A query is the value's UTF-8 bytes. The suffix array gives the range of all occurrences in
+O(|value| log N); their pointers (read from the memory-mapped suffix array) are mapped to
+documents by a vectorised binary search over the document offsets, and to repositories by a
+per-document id array written at build time (``repo_id.S.npy``), so a query never parses
+metadata except for the paths it lists. The hit count ``k`` is the number of distinct
+documents (files, as GitHub's ``total_count`` and the FTS5 backend count).
 Counting stops once ``max_docs_counted`` distinct documents are seen (``k_capped: true``, k is
 then a lower bound); with the default cap far above the window's upper bound (100) the window
 decision is exact. Values shorter than ``min_query_chars`` are ``unverifiable``, as in FTS5.
@@ -41,6 +44,27 @@ _VOCAB = 255             # token ids 0..254 are content bytes for the engine's c
 
 def _dir_bytes(d: Path) -> int:
     return sum(p.stat().st_size for p in d.rglob("*") if p.is_file())
+
+
+def _shards(d: Path) -> list[int]:
+    return sorted(int(p.name.split(".")[1]) for p in d.glob("tokenized.*"))
+
+
+def _write_sidecars(d: Path) -> dict[int, str]:
+    """Per shard, ``repo_id.S.npy``: the repository id of every document (in document order),
+    so a query maps occurrences to repositories without parsing metadata; returns id -> name."""
+    import numpy as np
+
+    names: dict[int, str] = {}
+    for s in _shards(d):
+        ids = []
+        with (d / f"metadata.{s}").open(encoding="utf-8") as f:
+            for line in f:
+                m = json.loads(line)["metadata"]
+                ids.append(int(m["repo_id"]))
+                names.setdefault(int(m["repo_id"]), m["repo"])
+        np.save(d / f"repo_id.{s}.npy", np.asarray(ids, dtype=np.uint32))
+    return names
 
 
 def build_infinigram(local_cfg, out: str | os.PathLike, files: Iterable[CorpusFile] | None = None, *,
@@ -84,8 +108,10 @@ def build_infinigram(local_cfg, out: str | os.PathLike, files: Iterable[CorpusFi
         if p.returncode != 0:
             tail = (p.stderr or p.stdout).strip().splitlines()[-1:] or ["no output"]
             raise DataError(f"infini-gram indexing failed (exit {p.returncode}): {tail[0][:300]}")
+        repos = _write_sidecars(tmp_out)
         manifest = {"schema_version": SCHEMA_VERSION, "engine": "infini-gram", "token_dtype": "u8",
                     "case_sensitive": case, "corpus": str(_cfg_get(local_cfg, "corpus", "site-packages")),
+                    "repos": {str(k): v for k, v in sorted(repos.items())},
                     "stats": {k: stats[k] for k in sorted(stats)}}
         (tmp_out / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         shutil.rmtree(out, ignore_errors=True)
@@ -105,7 +131,7 @@ class InfiniGramIndex:
     engine = "infini-gram-u8"
 
     def __init__(self, path: str | os.PathLike, max_hits_listed: int = 100, max_docs_counted: int = 100_000,
-                 batch: int = 4096):
+                 batch: int = 1 << 20):
         self.path = Path(path)
         mf = self.path / MANIFEST
         if not mf.exists():
@@ -122,6 +148,8 @@ class InfiniGramIndex:
         self.max_docs_counted = int(max_docs_counted)
         self.batch = int(batch)
         self._eng = InfiniGramEngine(index_dir=str(self.path), eos_token_id=0, vocab_size=_VOCAB, token_dtype="u8")
+        self.repo_names = {int(k): v for k, v in self.meta["repos"].items()}
+        self._open_shards()
 
     def close(self) -> None:
         self._eng = None
@@ -132,19 +160,52 @@ class InfiniGramIndex:
     def __exit__(self, *exc):
         self.close()
 
-    def _docs(self, needle: bytes) -> tuple[dict[int, dict], bool]:
-        """Distinct documents containing ``needle`` -> metadata, and whether counting was capped."""
+    def _open_shards(self) -> None:
+        """Memory-map each shard's suffix array (``table.S``: pointers of ``ratio`` bytes),
+        document offsets (``offset.S``) and repository ids (``repo_id.S.npy``)."""
+        import numpy as np
+
+        self._np = np
+        self._shards = []
+        base = 0
+        for s in _shards(self.path):
+            ds = (self.path / f"tokenized.{s}").stat().st_size
+            ratio = int(np.ceil(np.log2(ds) / 8))
+            table = np.memmap(self.path / f"table.{s}", dtype=np.uint8, mode="r").reshape(-1, ratio)
+            offsets = np.fromfile(self.path / f"offset.{s}", dtype=np.uint64)
+            metaoff = np.fromfile(self.path / f"metaoff.{s}", dtype=np.uint64)
+            repo_ids = np.load(self.path / f"repo_id.{s}.npy", mmap_mode="r")
+            self._shards.append({"table": table, "ratio": ratio, "offsets": offsets, "metaoff": metaoff,
+                                 "repo_ids": repo_ids, "base": base, "shard": s})
+            base += len(offsets)
+
+    def _pointers(self, sh: dict, lo: int, hi: int):
+        np = self._np
+        raw = np.zeros((hi - lo, 8), dtype=np.uint8)
+        raw[:, : sh["ratio"]] = sh["table"][lo:hi]
+        return raw.view(np.uint64).ravel()
+
+    def _metadata(self, sh: dict, doc: int) -> dict:
+        with (self.path / f"metadata.{sh['shard']}").open("rb") as f:
+            f.seek(int(sh["metaoff"][doc]))
+            return json.loads(f.readline())["metadata"]
+
+    def _docs(self, needle: bytes) -> tuple[list[tuple[dict, int]], bool]:
+        """Distinct documents containing ``needle`` as (shard, local doc index), in global
+        document order, and whether counting stopped at ``max_docs_counted``."""
+        np = self._np
         found = self._eng.find(list(needle))
-        docs: dict[int, dict] = {}
-        for s, (lo, hi) in enumerate(found["segment_by_shard"]):
+        out: list[tuple[dict, int]] = []
+        for sh, (lo, hi) in zip(self._shards, found["segment_by_shard"]):
+            docs = np.empty(0, dtype=np.int64)
             for start in range(lo, hi, self.batch):
-                ranks = [(s, r) for r in range(start, min(hi, start + self.batch))]
-                for d in self._eng.engine.get_docs_by_ranks(ranks, 1):
-                    if d.doc_ix not in docs:
-                        docs[d.doc_ix] = json.loads(d.metadata)["metadata"]
-                        if len(docs) > self.max_docs_counted:
-                            return docs, True
-        return docs, False
+                ptrs = self._pointers(sh, start, min(hi, start + self.batch))
+                docs = np.union1d(docs, np.searchsorted(sh["offsets"], ptrs, side="right").astype(np.int64) - 1)
+                if len(out) + len(docs) > self.max_docs_counted:
+                    out += [(sh, int(d)) for d in docs[: self.max_docs_counted - len(out) + 1]]
+                    return out, True
+            out += [(sh, int(d)) for d in docs]
+        return out, False
 
     def search(self, value: str) -> dict:
         """``{k, repo_ids, repos, paths, outcome, query, engine}`` (+ ``k_capped``)."""
@@ -157,14 +218,13 @@ class InfiniGramIndex:
             return {**base, "k": None, "repo_ids": [], "repos": [], "paths": [], "outcome": "unverifiable",
                     "reason": "value contains the document separator byte"}
         docs, capped = self._docs(needle)
-        ordered = [docs[i] for i in sorted(docs)]
-        repos = {}
-        for m in ordered:
-            repos.setdefault(int(m["repo_id"]), m["repo"])
-        repo_ids = sorted(repos)
-        out = {**base, "k": len(ordered), "repo_ids": repo_ids, "repos": [repos[r] for r in repo_ids],
-               "paths": [f"{m['repo']}/{m['path']}" for m in ordered[: self.max_hits_listed]],
-               "outcome": "searched"}
+        repo_ids = sorted({int(sh["repo_ids"][d]) for sh, d in docs})
+        paths = []
+        for sh, d in docs[: self.max_hits_listed]:
+            m = self._metadata(sh, d)
+            paths.append(f"{m['repo']}/{m['path']}")
+        out = {**base, "k": len(docs), "repo_ids": repo_ids, "repos": [self.repo_names[r] for r in repo_ids],
+               "paths": paths, "outcome": "searched"}
         if capped:
             out["k_capped"] = True
         return out
