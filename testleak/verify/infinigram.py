@@ -22,6 +22,7 @@ decision is exact. Values shorter than ``min_query_chars`` are ``unverifiable``,
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import resource
 import shutil
@@ -152,7 +153,9 @@ class InfiniGramIndex:
         self._open_shards()
 
     def close(self) -> None:
-        self._eng = None
+        for sh in getattr(self, "_shards", []):
+            sh["metadata"].close()
+        self._shards, self._eng = [], None
 
     def __enter__(self):
         return self
@@ -175,8 +178,10 @@ class InfiniGramIndex:
             offsets = np.fromfile(self.path / f"offset.{s}", dtype=np.uint64)
             metaoff = np.fromfile(self.path / f"metaoff.{s}", dtype=np.uint64)
             repo_ids = np.load(self.path / f"repo_id.{s}.npy", mmap_mode="r")
+            with (self.path / f"metadata.{s}").open("rb") as f:
+                meta = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
             self._shards.append({"table": table, "ratio": ratio, "offsets": offsets, "metaoff": metaoff,
-                                 "repo_ids": repo_ids, "base": base, "shard": s})
+                                 "repo_ids": repo_ids, "metadata": meta, "base": base, "shard": s})
             base += len(offsets)
 
     def _pointers(self, sh: dict, lo: int, hi: int):
@@ -186,9 +191,9 @@ class InfiniGramIndex:
         return raw.view(np.uint64).ravel()
 
     def _metadata(self, sh: dict, doc: int) -> dict:
-        with (self.path / f"metadata.{sh['shard']}").open("rb") as f:
-            f.seek(int(sh["metaoff"][doc]))
-            return json.loads(f.readline())["metadata"]
+        mm = sh["metadata"]
+        start = int(sh["metaoff"][doc])
+        return json.loads(mm[start:mm.find(b"\n", start)])["metadata"]
 
     def _docs(self, needle: bytes) -> tuple[list[tuple[dict, int]], bool]:
         """Distinct documents containing ``needle`` as (shard, local doc index), in global
