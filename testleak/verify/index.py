@@ -119,6 +119,15 @@ class CorpusDoc:
     text: str          # UTF-8 decoded (undecodable bytes replaced, counted)
 
 
+def _read_text(raw: bytes, stats: dict) -> str:
+    """UTF-8 text of a file; undecodable bytes are replaced and counted."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        stats["decode_errors"] += 1
+        return raw.decode("utf-8", errors="replace")
+
+
 def select_corpus(local_cfg, files: Iterable[CorpusFile] | None = None,
                   stats: dict | None = None) -> Iterator[CorpusDoc]:
     """The documents an index holds: the corpus files of ``verifier.local`` in their
@@ -147,16 +156,46 @@ def select_corpus(local_cfg, files: Iterable[CorpusFile] | None = None,
         except OSError:
             st["skipped_unreadable"] += 1
             continue
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            text = raw.decode("utf-8", errors="replace")
-            st["decode_errors"] += 1
+        text = _read_text(raw, st)
         rid = repo_ids.setdefault(f.repo, len(repo_ids) + 1)
         st["files"] += 1
         st["bytes"] += len(raw)
         st["repos"] = len(repo_ids)
         yield CorpusDoc(rid, f.repo, f.path, len(raw), text)
+
+
+def _create_schema(con: sqlite3.Connection, case: bool) -> None:
+    con.executescript(f"""
+        PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=4096;
+        CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
+        CREATE TABLE repos(id INTEGER PRIMARY KEY, name TEXT UNIQUE);
+        CREATE TABLE files(id INTEGER PRIMARY KEY, repo_id INTEGER, path TEXT, size INTEGER, content BLOB);
+        CREATE VIRTUAL TABLE grams USING fts5(body, tokenize="trigram case_sensitive {1 if case else 0}",
+                                             detail=none, content='');
+    """)
+
+
+def _insert_docs(con: sqlite3.Connection, docs: Iterable[CorpusDoc], compress: bool, batch_size: int = 500) -> None:
+    """Insert the selected documents (in order) into the repos/files/grams tables."""
+    batch: list[tuple] = []
+    seen_repos: set[int] = set()
+
+    def flush():
+        con.executemany("INSERT INTO files(id, repo_id, path, size, content) VALUES (?,?,?,?,?)",
+                        [(i, r, p, s, c) for i, r, p, s, c, _ in batch])
+        con.executemany("INSERT INTO grams(rowid, body) VALUES (?, ?)", [(i, t) for i, *_x, t in batch])
+        batch.clear()
+
+    for n, d in enumerate(docs, 1):
+        if d.repo_id not in seen_repos:
+            seen_repos.add(d.repo_id)
+            con.execute("INSERT INTO repos(id, name) VALUES (?, ?)", (d.repo_id, d.repo))
+        enc = d.text.encode("utf-8")
+        batch.append((n, d.repo_id, d.path, d.size, zlib.compress(enc, 6) if compress else enc, d.text))
+        if len(batch) >= batch_size:
+            flush()
+    if batch:
+        flush()
 
 
 def build_index(local_cfg, out: str | os.PathLike, files: Iterable[CorpusFile] | None = None) -> dict:
@@ -175,33 +214,8 @@ def build_index(local_cfg, out: str | os.PathLike, files: Iterable[CorpusFile] |
     t0 = time.perf_counter()
     stats: dict = {}
     try:
-        con.executescript(f"""
-            PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=4096;
-            CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
-            CREATE TABLE repos(id INTEGER PRIMARY KEY, name TEXT UNIQUE);
-            CREATE TABLE files(id INTEGER PRIMARY KEY, repo_id INTEGER, path TEXT, size INTEGER, content BLOB);
-            CREATE VIRTUAL TABLE grams USING fts5(body, tokenize="trigram case_sensitive {1 if case else 0}",
-                                                 detail=none, content='');
-        """)
-        batch: list[tuple] = []
-        seen_repos: set[int] = set()
-
-        def flush():
-            con.executemany("INSERT INTO files(id, repo_id, path, size, content) VALUES (?,?,?,?,?)",
-                            [(i, r, p, s, c) for i, r, p, s, c, _ in batch])
-            con.executemany("INSERT INTO grams(rowid, body) VALUES (?, ?)", [(i, t) for i, *_x, t in batch])
-            batch.clear()
-
-        for n, d in enumerate(select_corpus(local_cfg, files, stats), 1):
-            if d.repo_id not in seen_repos:
-                seen_repos.add(d.repo_id)
-                con.execute("INSERT INTO repos(id, name) VALUES (?, ?)", (d.repo_id, d.repo))
-            enc = d.text.encode("utf-8")
-            batch.append((n, d.repo_id, d.path, d.size, zlib.compress(enc, 6) if compress else enc, d.text))
-            if len(batch) >= 500:
-                flush()
-        if batch:
-            flush()
+        _create_schema(con, case)
+        _insert_docs(con, select_corpus(local_cfg, files, stats), compress)
         con.execute("INSERT INTO grams(grams) VALUES ('optimize')")
         meta = {"schema_version": SCHEMA_VERSION, "case_sensitive": case, "compress": compress,
                 "corpus": str(_cfg_get(local_cfg, "corpus", "site-packages")), "stats": stats}
