@@ -60,8 +60,16 @@ class Paths:
         return self.data / "questions" / "questions.jsonl"
 
     @property
+    def questions_stats(self) -> Path:
+        return self.data / "questions" / "stats.json"
+
+    @property
     def index(self) -> Path:
         return self.data / "index" / "corpus.sqlite"
+
+    @property
+    def index_stats(self) -> Path:
+        return self.data / "index" / "stats.json"
 
     @property
     def labels(self) -> Path:
