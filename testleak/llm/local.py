@@ -50,9 +50,10 @@ def _part_files(gguf: Mapping) -> list[Path]:
     return files
 
 
-def sha256_file(path: Path) -> str:
+def sha256_file(path: str | os.PathLike) -> str:
+    """sha256 (hex) of a file's bytes, read in 4 MiB chunks."""
     h = hashlib.sha256()
-    with path.open("rb") as f:
+    with Path(path).open("rb") as f:
         for chunk in iter(lambda: f.read(1 << 22), b""):
             h.update(chunk)
     return h.hexdigest()
@@ -161,10 +162,6 @@ class LocalServer:
         self.base_url = None
         if s is not None:
             del s
-
-    @property
-    def running(self) -> bool:
-        return self._server is not None
 
     def __enter__(self) -> "LocalServer":
         return self.start()
