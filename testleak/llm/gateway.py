@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import AuthError, ConfigError, LLMError
-from ..net import (CallLog, GiveUp, JsonCache, RateLimiter, Retryable, RetryPolicy, canonical_key,
-                   connection_refused, mask_url, mask_urls_in_text, retry_after)
+from ..net import (CallLog, GiveUp, JsonCache, RateLimiter, Retryable, RetryPolicy, canonical_key, mask_url,
+                   mask_urls_in_text, retry_after, transport_error)
 
 PROVIDERS = ("local", "openai")
 LOCAL_API_KEY = "sk-local-no-key"
@@ -311,12 +311,8 @@ class Gateway:
                 raise Retryable("http_429", "HTTP 429", wait=retry_after(e.response.headers)) from None
             except openai.InternalServerError as e:
                 raise Retryable("http_5xx", f"HTTP {e.status_code}", wait=retry_after(e.response.headers)) from None
-            except openai.APITimeoutError:
-                raise Retryable("timeout", f"no answer within {timeout:.1f} s") from None
-            except openai.APIConnectionError as e:
-                if connection_refused(e):
-                    raise Retryable("connection_refused", "connection refused") from None
-                raise Retryable("connection", f"connection failed: {type(e.__cause__ or e).__name__}") from None
+            except openai.APIConnectionError as e:  # APITimeoutError included
+                raise transport_error(e, isinstance(e, openai.APITimeoutError), timeout) from None
 
         def error(kind: str, message: str) -> Completion:
             return Completion(status="error", error_kind=kind, model=self.name, attempts=attempts,
