@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     params = OmegaConf.to_container(load_params(), resolve=True)
     tax = Taxonomy.from_config(params)
     exp = params["experiment"]
-    with open_gateway(params["questioner"], paths=paths) as gw:
+    with open_gateway(params["questioner"], paths=paths, attribution={"stage": "questions"}) as gw:
         questions, stats = generate_questions(tax, exp["scenarios"], int(exp["questions_per_scenario"]), gw)
     n = write_jsonl(paths.questions, questions, kind="question")
     write_json(stats_path(paths), {"questioner": params["questioner"]["name"],
