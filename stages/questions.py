@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     params = load_stage_params()
     tax = Taxonomy.from_config(params)
     exp = params["experiment"]
-    with open_gateway(params["questioner"], paths=paths) as gw:
+    with open_gateway(params["questioner"], paths=paths, attribution={"stage": "questions"}) as gw:
         questions, stats = generate_questions(tax, exp["scenarios"], int(exp["questions_per_scenario"]), gw)
     n = write_jsonl(paths.questions, questions, kind="question")
     write_json(paths.questions_stats, {"questioner": params["questioner"]["name"],

@@ -26,9 +26,5 @@ class AuthError(LLMError):
     """401/403 from a model endpoint: a key is missing or wrong."""
 
 
-class SearchError(TestleakError):
-    """A corpus search failed for good."""
-
-
 class DataError(TestleakError):
     """An input artifact is missing or malformed."""
