@@ -17,7 +17,7 @@ from omegaconf import OmegaConf
 
 from testleak.config import load_params
 from testleak.paths import Paths
-from testleak.stage import entry, run_argument
+from testleak.stage import check_errors, entry, run_argument
 from testleak.records import read_jsonl, write_json, write_jsonl
 from testleak.verify.review import agreement, confirm, read_labels, summarize_confirmed
 
@@ -41,6 +41,7 @@ def main(argv: list[str]) -> int:
     write_json(paths.run_dir(run) / "confirmed_stats.json", stats)
     print(f"confirmed@{run}: policy={policy}: {stats['confirmed']} confirmed, {stats['potential']} potential, "
           f"{stats['rejected']} rejected", file=sys.stderr)
+    check_errors(f"confirmed@{run}", recs, "confirmed", params, params.get("verifier"))
     return 0
 
 

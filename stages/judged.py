@@ -17,7 +17,7 @@ from omegaconf import OmegaConf
 
 from testleak.config import load_params
 from testleak.paths import Paths
-from testleak.stage import entry, run_argument
+from testleak.stage import check_errors, entry, run_argument
 from testleak.records import read_jsonl, write_json, write_jsonl
 from testleak.taxonomy import Taxonomy
 from testleak.verify.judge import judge_candidates, judge_mode, load_fragments, summarize
@@ -49,6 +49,7 @@ def main(argv: list[str]) -> int:
     write_json(paths.run_dir(run) / "judged_stats.json", stats)
     print(f"judged@{run}: mode={mode} kept {stats['kept']}/{stats['candidates']} "
           f"(rules ok {stats['rules_ok']}, judge {stats['judge_status']})", file=sys.stderr)
+    check_errors(f"judged@{run}", verdicts, "verdict", params, params.get("judge"))
     return 0
 
 

@@ -24,7 +24,7 @@ from testleak.config import load_params
 from testleak.elicit import ElicitSettings, elicit, questions_for_run, run_baseline_method, summarize
 from testleak.llm import open_gateway
 from testleak.paths import Paths
-from testleak.stage import entry, run_argument
+from testleak.stage import check_errors, entry, run_argument
 from testleak.records import read_jsonl, tag
 from testleak.taxonomy import Taxonomy
 
@@ -60,6 +60,7 @@ def main(argv: list[str]) -> int:
         counts = summarize(seen)
     os.replace(partial, out)
     print(f"responses {run}: " + ", ".join(f"{k}={v}" for k, v in counts.items()), file=sys.stderr)
+    check_errors(f"responses@{run}", read_jsonl(out, kind="response"), "response", params, params["model"])
     return 0
 
 

@@ -17,7 +17,7 @@ from omegaconf import OmegaConf
 
 from testleak.config import load_params
 from testleak.paths import Paths
-from testleak.stage import entry, run_argument
+from testleak.stage import check_errors, entry, run_argument
 from testleak.records import read_jsonl, write_json, write_jsonl
 from testleak.verify.search import open_backend, summarize_hits, verify_candidates
 
@@ -41,6 +41,7 @@ def main(argv: list[str]) -> int:
     print(f"verified@{run}: {stats['in_window']} in window, {stats['out_of_window']} out, "
           f"{stats['unverifiable']} unverifiable, {stats['error']} errors, {stats['filtered']} filtered by the judge",
           file=sys.stderr)
+    check_errors(f"verified@{run}", hits, "hit", params, ver)
     return 0
 
 

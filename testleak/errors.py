@@ -30,5 +30,9 @@ class SearchError(TestleakError):
     """A corpus search failed for good."""
 
 
+class StageFailedError(TestleakError):
+    """A stage wrote its outputs but too many of its calls failed (``max_error_share``)."""
+
+
 class DataError(TestleakError):
     """An input artifact is missing or malformed."""
