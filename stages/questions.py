@@ -18,7 +18,7 @@ from testleak.config import load_params
 from testleak.elicit import generate_questions
 from testleak.llm import open_gateway
 from testleak.paths import Paths
-from testleak.stage import entry
+from testleak.stage import check_errors, entry
 from testleak.records import write_json, write_jsonl
 from testleak.taxonomy import Taxonomy
 
@@ -46,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     if empty:
         print(f"questions: no question for scenario(s) {', '.join(empty)}; see {stats_path(paths)}", file=sys.stderr)
         return 1
+    check_errors("questions", [s.to_dict() for s in stats], "scenario_stats", params, params["questioner"])
     return 0
 
 

@@ -58,11 +58,3 @@ def mask_in_text(text: str, values: list[str] | set[str]) -> str:
         text = text.replace(v, mask(v))
     return text
 
-
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s]+@")
-
-
-def mask_urls(text: str) -> str:
-    """Hide the user-info (credentials) of every URL in ``text``: ``https://u:p@h`` ->
-    ``https://***@h``. (The HTTP-policy module of issue 19 item 4 may take this over.)"""
-    return _USERINFO.sub(lambda m: m.group(1) + "***@", text or "")

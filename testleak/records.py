@@ -53,21 +53,25 @@ STATS_COUNT = {"candidate": "candidates", "verdict": "candidates", "hit": "candi
                "confirmed": "records", "question": "questions", "response": "responses"}
 
 
-def call_error(kind: str, rec: Mapping) -> tuple[bool, str | None]:
-    """``(made_a_call, error)`` of a record: did producing it need an LLM or search call, and
-    the error message when that call failed (None when it succeeded or was not made)."""
+def call_errors(kind: str, rec: Mapping) -> tuple[int, list[str]]:
+    """``(calls, errors)`` behind one record: how many LLM or search calls producing it
+    needed, and the messages of those that failed. ``kind`` is a record kind, or
+    ``scenario_stats`` (one entry of data/questions/stats.json: attempts and errors)."""
     if kind == "response":
-        return True, (str(rec.get("error") or "error") if rec.get("status") == "error" else None)
+        return 1, ([str(rec.get("error") or "error")] if rec.get("status") == "error" else [])
     if kind == "verdict":
         j = rec.get("judge") or {}
-        called = j.get("status") not in ("skipped", None)
-        return called, (str(j.get("reason") or "judge call failed") if j.get("status") == "error" else None)
+        failed = j.get("status") == "error"
+        return int(j.get("status") not in ("skipped", None)), ([str(j.get("reason") or "judge call failed")] if failed else [])
     if kind == "hit":
-        called = rec.get("outcome") != "filtered"
-        return called, (str(rec.get("reason") or "search failed") if rec.get("outcome") == "error" else None)
+        failed = rec.get("outcome") == "error"
+        return int(rec.get("outcome") != "filtered"), ([str(rec.get("reason") or "search failed")] if failed else [])
     if kind == "confirmed":
-        return True, (str(rec.get("reason") or "upstream call failed") if rec.get("status") == "error" else None)
-    return False, None
+        return 1, ([str(rec.get("reason") or "upstream call failed")] if rec.get("status") == "error" else [])
+    if kind == "scenario_stats":
+        errs = [str(e) for e in rec.get("errors") or []]
+        return max(int(rec.get("attempts") or 0), len(errs)), errs
+    return 0, []
 
 
 def stats_file(path: str | os.PathLike) -> Path:

@@ -41,6 +41,7 @@ class Attribute(_Strict):
     slot: str
     description: str
     lexicon: list[str] = Field(min_length=1)
+    lexicon_i18n: list[str] = Field(default_factory=list)
 
 
 class Scenario(_Strict):
