@@ -47,7 +47,7 @@ def leak_instances(confirmed: Sequence[dict], candidates: Mapping[str, dict], re
     """Instances for the confirmed leaks (``status == confirmed``); returns (instances, status counts)."""
     out, counts = [], Counter()
     for c in confirmed:
-        if c.get("status", "confirmed") != "confirmed":
+        if c.get("status") != "confirmed":
             counts["not_confirmed"] += 1
             continue
         cand = candidates.get(c.get("candidate_id")) or {}
