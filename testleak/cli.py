@@ -73,9 +73,9 @@ def _cmd_serve(args) -> int:
 
 
 def _cmd_review(args) -> int:
-    from .verify.review import main as review_main
+    from .cli_review import run
 
-    return int(review_main(args.rest) or 0)
+    return run(args)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -99,8 +99,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_serve)
     p = sub.add_parser("models", help="list the model configs")
     p.set_defaults(func=_cmd_models)
-    p = sub.add_parser("review", help="label in-window candidates in the terminal (masked; resumes)", add_help=False)
-    p.add_argument("rest", nargs=argparse.REMAINDER)
+    p = sub.add_parser("review", help="label in-window candidates in the terminal (masked; resumes)",
+                       description="Label each in-window candidate yes / likely / no / unknown (shown masked; "
+                       "r reveals). Labels are appended to the labels file at once: quit any time, the same "
+                       "command resumes. --agreement prints Cohen's kappa of two reviewers instead.")
+    p.add_argument("--reviewer", help="your reviewer name (labels are kept per reviewer)")
+    p.add_argument("--run", action="append", help="run to review, repeatable (default: every run of experiment.runs)")
+    p.add_argument("--labels", help="labels file (default: params review.labels_file, labels/labels.jsonl)")
+    p.add_argument("--agreement", nargs="*", metavar="REVIEWER",
+                   help="print Cohen's kappa of two reviewers (default: review.reviewers) as JSON and exit")
+    p.add_argument("--root", help="project root (default: the current directory)")
     p.set_defaults(func=_cmd_review)
     return ap
 

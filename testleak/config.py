@@ -79,3 +79,14 @@ def ablation_config(value) -> dict:
             raise ConfigError(f"unknown ablation {value!r}; known: {', '.join(known)}")
         return yaml.safe_load(p.read_text(encoding="utf-8"))
     return dict(value)
+
+
+def run_spec(params, run: str, runs_key: str = "runs") -> dict:
+    """The entry ``experiment.<runs_key>.<run>`` of the composed params: the one check of a run
+    name (stages, elicitation settings, metrics and the canary calibration all go through it)."""
+    exp = params["experiment"]
+    runs = exp.get(runs_key) or {}
+    if run not in runs:
+        raise ConfigError(f"unknown run {run!r}; experiment {exp.get('name', '?')!r} defines: "
+                          f"{', '.join(runs) or '(none)'} (experiment.{runs_key} in params.yaml)")
+    return dict(runs[run] or {})

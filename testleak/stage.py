@@ -6,6 +6,9 @@ from __future__ import annotations
 import sys
 from typing import Callable, Mapping, Sequence
 
+from omegaconf import OmegaConf
+
+from .config import load_params, run_spec
 from .errors import ConfigError, TestleakError
 
 
@@ -13,12 +16,14 @@ def run_argument(argv: Sequence[str], params: Mapping, stage: str, runs_key: str
     """The single RUN argument of a per-run stage, checked against experiment.<runs_key>."""
     if len(argv) != 1:
         raise ConfigError(f"usage: python -m stages.{stage} RUN (a key of experiment.{runs_key} in params.yaml)")
-    run = argv[0]
-    runs = (params.get("experiment") or {}).get(runs_key) or {}
-    if run not in runs:
-        raise ConfigError(f"unknown run {run!r}; experiment {params['experiment'].get('name')!r} defines: "
-                          f"{', '.join(runs) or '(none)'}")
-    return run
+    run_spec(params, argv[0], runs_key)
+    return argv[0]
+
+
+def stage_params(argv: Sequence[str], stage: str, runs_key: str = "runs") -> tuple[dict, str]:
+    """The composed params (params.yaml, plain dict) and the checked RUN argument of a per-run stage."""
+    params = OmegaConf.to_container(load_params(), resolve=True)
+    return params, run_argument(argv, params, stage, runs_key)
 
 
 def entry(main: Callable[[list[str]], int | None]) -> None:
