@@ -10,7 +10,8 @@ local code corpus, :mod:`.index`), ``infinigram`` (suffix array over the same co
 and is ``in_window`` when 1 <= k <= 100 (``verifier.window``), else ``out_of_window``;
 values that cannot be searched are ``unverifiable`` and failed searches ``error``;
 candidates the judge stage dropped are not searched (as in the paper) but still get a
-record with outcome ``filtered`` so that every count is complete.
+record with outcome ``filtered`` so that every count is complete; candidates whose judge
+call failed are ``error`` too (not ``filtered``: a failure is never a judgement).
 """
 
 from __future__ import annotations
@@ -47,6 +48,29 @@ def open_backend(verifier_cfg: Mapping, paths):
     return GitHubSearch(gh, paths.search_cache, log_path=paths.logs / "search_calls.jsonl")
 
 
+def build_corpus_index(verifier_cfg: Mapping, paths) -> dict:
+    """Build the index the configured backend searches, at ``verifier.index``: an infini-gram
+    suffix array for ``infinigram``, else the FTS5 trigram database (``local``; ``github``
+    keeps one for the canary absence checks). Both index :func:`.index.select_corpus`'s
+    documents. Returns counts plus ``engine``, ``index_bytes``, ``index_over_corpus`` and
+    ``seconds`` (the caller keeps timings out of DVC-hashed files)."""
+    local = verifier_cfg.get("local") or {}
+    out = paths.corpus_index(verifier_cfg)
+    if verifier_cfg.get("backend") == "infinigram":
+        from .infinigram import build_infinigram
+
+        ig = verifier_cfg.get("infinigram") or {}
+        stats = build_infinigram(local, out, shards=int(ig.get("shards") or 1), mem_gib=int(ig.get("mem_gib") or 4))
+        stats["engine"] = "infini-gram"
+    else:
+        from .index import build_index
+
+        stats = build_index(local, out)
+        stats["engine"], stats["index_bytes"] = "fts5-trigram", stats.pop("db_bytes")
+    stats["index_over_corpus"] = round(stats["index_bytes"] / max(1, stats["bytes"]), 3)
+    return stats
+
+
 def window_outcome(k: int | None, window: Mapping) -> str:
     lo, hi = int(window.get("min", 1)), int(window.get("max", 100))
     if k is None:
@@ -68,8 +92,12 @@ def verify_candidates(verdicts: Iterable[dict], candidates: Iterable[dict], back
         rec = {"candidate_id": cid, "run": v.get("run"), "attribute": v["attribute"],
                "value_hash": v["value_hash"], "backend": backend_name, "kept": bool(v["kept"])}
         if not v["kept"]:
-            rec.update({"outcome": "filtered", "k": None, "repo_ids": [], "repos": [], "paths": [],
-                        "query": mask(c["value"]), "engine": backend.engine, "searched_at": None})
+            # a judge call that failed is an error, not a judgement: never "filtered"
+            judge_failed = (v.get("judge") or {}).get("status") == "error"
+            rec.update({"outcome": "error" if judge_failed else "filtered", "k": None, "repo_ids": [], "repos": [],
+                        "paths": [], "query": mask(c["value"]), "engine": backend.engine, "searched_at": None})
+            if judge_failed:
+                rec["reason"] = str((v.get("judge") or {}).get("reason") or "judge call failed")[:300]
             out.append(rec)
             continue
         value = c["value"]
@@ -89,5 +117,5 @@ def verify_candidates(verdicts: Iterable[dict], candidates: Iterable[dict], back
 
 def summarize_hits(hits: list[dict]) -> dict:
     c = Counter(h["outcome"] for h in hits)
-    return {"candidates": len(hits), **{o: c.get(o, 0) for o in OUTCOMES},
+    return {"candidates": len(hits), **{o: c.get(o, 0) for o in OUTCOMES}, "errors": c.get("error", 0),
             "in_window_by_attribute": dict(Counter(h["attribute"] for h in hits if h["outcome"] == "in_window"))}
