@@ -47,6 +47,12 @@ def _dir_bytes(d: Path) -> int:
     return sum(p.stat().st_size for p in d.rglob("*") if p.is_file())
 
 
+def _cpus(corpus_bytes: int) -> int:
+    """Indexer processes: one for small corpora (infini-gram's parallel suffix-array builder
+    splits the data into one part per process and fails on parts of a few bytes), else all cores."""
+    return 1 if corpus_bytes < (16 << 20) else (os.cpu_count() or 1)
+
+
 def _shards(d: Path) -> list[int]:
     return sorted(int(p.name.split(".")[1]) for p in d.glob("tokenized.*"))
 
@@ -103,7 +109,7 @@ def build_infinigram(local_cfg, out: str | os.PathLike, files: Iterable[CorpusFi
         ulimit = hard if hard != resource.RLIM_INFINITY else 1 << 20
         cmd = [sys.executable, "-m", "infini_gram.indexing", "--data_dir", str(data), "--save_dir", str(tmp_out),
                "--temp_dir", str(work / "tmp"), "--token_dtype", "u8", "--add_metadata",
-               "--shards", str(shards), "--cpus", str(cpus or os.cpu_count() or 1),
+               "--shards", str(shards), "--cpus", str(cpus or _cpus(stats["bytes"])),
                "--mem", str(mem_gib or 4), "--ulimit", str(min(ulimit, 1 << 20))]
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode != 0:
