@@ -88,7 +88,7 @@ def main(argv: list[str]) -> int:
     )
     write_json(paths.run_metrics(run), m)
     write_json(paths.metrics(run), headline(m, tax.categories))
-    write_curve(paths.curve(run), run_curve(responses, confirmed, tax, candidates), tax.categories)
+    write_curve(paths.metrics_plot(run), run_curve(responses, confirmed, tax, candidates), tax.categories)
     t = m["steps"]["total"]
     print(f"metrics {run}: {m['responses']['responses']} responses, refusal {m['responses']['refusal_rate']:.3f}, "
           f"confirmed {t['confirmed']} distinct ({t['confirmed_instances']} instances) / {t['test_cases']} test cases "

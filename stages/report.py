@@ -33,7 +33,7 @@ def load_inputs(params, paths: Paths):
     metrics, curves = {}, {}
     name = params["experiment"]["name"]
     for run in params["experiment"]["runs"]:
-        mp, cp = paths.run_metrics(run), paths.curve(run)
+        mp, cp = paths.run_metrics(run), paths.metrics_plot(run)
         m = _read_json(mp) if mp.exists() else None
         if m is not None and m.get("experiment") not in (None, name):
             print(f"report: {mp} is from experiment {m.get('experiment')!r}, not {name!r}: reported as not run "

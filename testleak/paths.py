@@ -60,8 +60,22 @@ class Paths:
         return self.data / "questions" / "questions.jsonl"
 
     @property
+    def questions_stats(self) -> Path:
+        return self.data / "questions" / "stats.json"
+
+    @property
     def index(self) -> Path:
         return self.data / "index" / "corpus.sqlite"
+
+    def corpus_index(self, verifier_cfg=None) -> Path:
+        """The corpus index the verifier searches: ``verifier.index`` (FTS5 database or
+        infini-gram directory, relative to the project root), else the FTS5 default."""
+        rel = (verifier_cfg or {}).get("index") if verifier_cfg is not None else None
+        return self.root / rel if rel else self.index
+
+    @property
+    def index_stats(self) -> Path:
+        return self.data / "index" / "stats.json"
 
     @property
     def labels(self) -> Path:
@@ -137,6 +151,6 @@ class Paths:
         output under data/ (never in git); data/metrics/ holds only these files."""
         return self.data / "metrics" / f"{run}.json"
 
-    def curve(self, run: str) -> Path:
-        """Figure 1 data of a run (DVC ``plots:``)."""
+    def metrics_plot(self, run: str) -> Path:
+        """DVC plots: cumulative confirmed instances vs responses of a run (Figure 1 data)."""
         return self.root / "metrics" / "plots" / f"{run}_confirmed_vs_responses.csv"

@@ -34,24 +34,29 @@ def _write(root: Path, run: str, variant: str, values, status: str):
     cands = [{"id": f"{run}-c{i}", "response_id": rid, "test_index": i + 1, "attribute": a, "value": v,
               "value_hash": value_hash(v)} for i, (a, v) in enumerate(values)]
     write_jsonl(d / "candidates.jsonl", cands, kind="candidate")
-    write_jsonl(d / "judged.jsonl", [{"candidate_id": c["id"], "kept": True} for c in cands], kind="verdict")
-    write_jsonl(d / "verified.jsonl", [{"candidate_id": c["id"], "k": 1, "repo_ids": [7], "outcome": "in_window"}
+    write_jsonl(d / "judged.jsonl", [{"candidate_id": c["id"], "attribute": c["attribute"],
+                                      "value_hash": c["value_hash"], "rules": {"ok": True, "reason": "ok"},
+                                      "judge": None, "kept": True} for c in cands], kind="verdict")
+    write_jsonl(d / "verified.jsonl", [{"candidate_id": c["id"], "attribute": c["attribute"], "value_hash": c["value_hash"],
+                                        "k": 1, "repo_ids": [7], "outcome": "in_window"}
                                        for c in cands], kind="hit")
     write_jsonl(d / "confirmed.jsonl", [{"candidate_id": c["id"], "attribute": c["attribute"], "value_hash": c["value_hash"],
-                                         "repo_ids": [7], "policy": "both_yes", "status": "confirmed"} for c in cands],
+                                         "repo_ids": [7], "outcome": "in_window", "policy": "both_yes", "status": "confirmed"} for c in cands],
                 kind="confirmed")
 
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
     root = tmp_path_factory.mktemp("paper")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("TESTLEAK_ROOT", str(root))
+    (root / "labels").mkdir()
+    (root / "labels/labels.jsonl").write_text("")  # the two-reviewer policy needs a labels file
     params = OmegaConf.to_container(compose(["experiment=paper"]), resolve=True)
     dump_params(params, root / "params.yaml")
     write_jsonl(root / "data/questions/questions.jsonl", [
         {"id": "q1", "scenario": "s", "attributes": ["email", "phone", "username", "password"], "text": "t"}],
         kind="question")
-    mp = pytest.MonkeyPatch()
-    mp.setenv("TESTLEAK_ROOT", str(root))
     from stages import metrics as mstage
     from stages import report as rstage
 
