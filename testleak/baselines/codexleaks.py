@@ -24,6 +24,7 @@ import math
 import random
 from typing import Any, Mapping
 
+from ..errors import ConfigError
 from .common import (Prompt, baseline_config, completion_mode, model_provider, chat_requests, check_budget, model_family, model_name,
                      response_record, sampling_params, target_attributes, load_resource)
 from .templates import CodexLeaksTemplates
@@ -39,7 +40,6 @@ def plan_prompts(params: Mapping, taxonomy, budget: int, seed: int) -> list[tupl
     cfg = bcfg[METHOD]
     n = int(cfg["samples_per_prompt"])
     if n < 1:
-        from ..errors import ConfigError
         raise ConfigError(f"baselines.codexleaks.samples_per_prompt must be >= 1, got {n}")
     attrs = target_attributes(params, taxonomy)
     tmpl = CodexLeaksTemplates(load_resource(cfg["resource"]))
@@ -93,7 +93,7 @@ def run_codexleaks(params: Mapping, gateway, taxonomy, budget: int, seed: int, r
         for i, rq in enumerate(chat_requests(prompt, k, sampling, bcfg["completion"], mode)):
             reqs.append(rq)
             owners.append((prompt, i))
-    completions = gateway.chat_many(reqs) if reqs else []
+    completions = gateway.chat_many(reqs, purpose="codexleaks prompts") if reqs else []
     model = model_name(params)
     records = [response_record(METHOD, p, i, c, model, run_round)
                for (p, i), c in zip(owners, completions, strict=True)]
