@@ -28,7 +28,7 @@ def main(argv: list[str]) -> int:
         runpy.run_module(f"stages.{stage}", run_name="__main__", alter_sys=True)
     except ModuleNotFoundError as e:
         top = (e.name or "").split(".")[0]
-        if not top or top in ("stages", "testleak"):
+        if not top or top == "stages":
             raise
         print(f"stages/run {stage}: {sys.executable} lacks the package {top!r} (not the project's "
               f"interpreter, or an incomplete install): run {SETUP}", file=sys.stderr)

@@ -108,3 +108,21 @@ def run(cmd, cwd: Path, env=None, timeout: float = 1800, check: bool = True) -> 
     if check and p.returncode != 0:
         raise AssertionError(f"{' '.join(map(str, cmd))} failed ({p.returncode}):\n{p.stdout[-3000:]}\n{p.stderr[-5000:]}")
     return p
+
+
+def run_queue(proj: Path, env: dict, jobs: int = 1, timeout: float = 1500) -> str:
+    """`dvc queue start -j JOBS`, then wait until nothing is queued or running; the final
+    `dvc queue status`. DVC starts its workers as `dvc` from PATH, so the venv's bin is put
+    on PATH for the workers (an activated venv; README), after whatever env puts first."""
+    import time
+
+    first, *rest = env.get("PATH", "").split(os.pathsep)
+    qenv = {**env, "PATH": os.pathsep.join([first, str(BIN), *rest])}
+    run(["dvc", "queue", "start", "-j", str(jobs)], proj, qenv)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        st = run(["dvc", "queue", "status"], proj, qenv).stdout
+        if "Queued" not in st and "Running" not in st:
+            return st
+        time.sleep(3)
+    return run(["dvc", "queue", "status"], proj, qenv).stdout
