@@ -193,7 +193,7 @@ class LocalSearch(_Strict):
     extensions: list[str]
     max_file_bytes: int = Field(ge=1)
     max_files: int = Field(ge=0)
-    max_bytes: int = Field(ge=1)
+    max_bytes: int = Field(ge=0)  # 0: no limit
     compress: bool
     max_hits_listed: int = Field(ge=1)
 
