@@ -22,7 +22,7 @@ def main(argv: list[str]) -> int:
     params, run = stage_params(argv, "judged")
     paths = Paths()
     cands = pipeline.read_artifact(paths, "candidates", run)
-    with pipeline.judge_gateway(params, paths) as gw:
+    with pipeline.judge_gateway(params, paths, run) as gw:
         verdicts, stats = pipeline.judged(params, run, cands, gw, pipeline.judge_fragments(params, paths))
     pipeline.write_artifact(paths, "judged", run, verdicts, stats)
     print(f"judged@{run}: mode={stats['mode']} kept {stats['kept']}/{stats['candidates']} "

@@ -27,7 +27,7 @@ def main(argv: list[str]) -> int:
     params, run = stage_params(argv, "responses")
     paths = Paths()
     questions, library = pipeline.method_inputs(params, paths, run)
-    with open_gateway(params["model"], paths=paths) as gw:
+    with open_gateway(params["model"], paths=paths, attribution={"stage": "responses", "run": run}) as gw:
         records, stats = pipeline.responses(params, run, gw, questions, library)
     pipeline.write_artifact(paths, "responses", run, records)
     print(f"responses@{run}: " + ", ".join(f"{k}={v}" for k, v in stats.items() if k != "run"), file=sys.stderr)

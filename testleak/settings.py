@@ -248,6 +248,7 @@ class Review(_Strict):
 
 class CausalScorer(_Strict):
     name: str
+    family: str | None = None
     dtype: Literal["float32", "bfloat16", "float16"]
     gguf: Gguf
 
@@ -261,7 +262,14 @@ class Division(_Strict):
     context_lines: int = Field(ge=0)
     max_chars: int = Field(ge=1)
     batch_size: int = Field(ge=1)
-    causal: CausalScorer | None = None
+    model: str = Field(min_length=1)
+    models: dict[str, CausalScorer] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _known_model(self):
+        if self.model not in self.models:
+            raise _rule("model", self.model, f"a key of library.division.models ({', '.join(sorted(self.models))})")
+        return self
 
 
 class Eps(_Strict):

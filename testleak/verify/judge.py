@@ -225,7 +225,7 @@ def judge_candidates(candidates: Iterable[dict], taxonomy, *, mode: str = "both"
             ex = pick_examples(fragments, c["attribute"], n_examples, seed)
             reqs.append(ChatRequest(build_prompt(c["value"], c["attribute"], a.label, a.description, ex),
                                     sample=0, params=dict(sampling or {})))
-        comps = gateway.chat_many(reqs, desc="judge")
+        comps = gateway.chat_many(reqs, desc="judge", purpose="judge")
         for i, comp in zip(to_judge, comps):
             value = cands[i]["value"]
             if comp.status != "ok":
