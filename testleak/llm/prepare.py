@@ -8,7 +8,6 @@ import sys
 
 from ..config import compose_dict
 from ..errors import TestleakError
-from ..library.division import scorer_model_cfg
 from ..paths import Paths
 from .local import ensure_model
 
@@ -25,7 +24,8 @@ def main(argv: list[str] | None = None) -> int:
     div = cfg["library"]["division"]
     try:
         if div.get("scorer") != "mlm_pll":
-            todo.append(("division scorer model", scorer_model_cfg(div)))
+            # the key is checked by the typed config (testleak.settings.Division); llm sits below library
+            todo.append(("division scorer model", div["models"][div["model"]]))
         for what, model_cfg in todo:
             print(f"{what} ready: {ensure_model(model_cfg, Paths().models)}")
     except TestleakError as e:
