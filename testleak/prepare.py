@@ -1,4 +1,4 @@
-"""`python -m testleak.llm.prepare [MODEL]`: assemble and check the local GGUF files a run needs:
+"""`python -m testleak.prepare [MODEL]`: assemble and check the local GGUF files a run needs:
 the model under test (``model``, when local) and the division scorer's model
 (``library.division.models[library.division.model]``, unless the scorer is the masked LM)."""
 
@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import sys
 
-from ..config import compose_dict
-from ..errors import TestleakError
-from ..paths import Paths
-from .local import ensure_model
+from .config import compose_dict
+from .errors import TestleakError
+from .library.division import scorer_model_cfg
+from .paths import Paths
+from .llm.local import ensure_model
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -24,8 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     div = cfg["library"]["division"]
     try:
         if div.get("scorer") != "mlm_pll":
-            # the key is checked by the typed config (testleak.settings.Division); llm sits below library
-            todo.append(("division scorer model", div["models"][div["model"]]))
+            todo.append(("division scorer model", scorer_model_cfg(div)))
         for what, model_cfg in todo:
             print(f"{what} ready: {ensure_model(model_cfg, Paths().models)}")
     except TestleakError as e:
