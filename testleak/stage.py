@@ -20,9 +20,14 @@ def run_argument(argv: Sequence[str], params: Mapping, stage: str, runs_key: str
     return argv[0]
 
 
+def load_stage_params() -> dict:
+    """The composed params a stage reads (params.yaml), as a plain dict."""
+    return OmegaConf.to_container(load_params(), resolve=True)
+
+
 def stage_params(argv: Sequence[str], stage: str, runs_key: str = "runs") -> tuple[dict, str]:
     """The composed params (params.yaml, plain dict) and the checked RUN argument of a per-run stage."""
-    params = OmegaConf.to_container(load_params(), resolve=True)
+    params = load_stage_params()
     return params, run_argument(argv, params, stage, runs_key)
 
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 from typing import Iterable, Mapping
 
 from ..errors import DataError
-
-STATUSES = ("ok", "refused", "no_code", "error")
+from ..methods import STATUSES
 
 
 def response_status(response: Mapping) -> str:
