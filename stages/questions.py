@@ -15,7 +15,7 @@ import sys
 from testleak.elicit import generate_questions
 from testleak.llm import open_gateway
 from testleak.paths import Paths
-from testleak.stage import entry, load_stage_params
+from testleak.stage import check_errors, entry, load_stage_params
 from testleak.records import write_json, write_jsonl
 from testleak.taxonomy import Taxonomy
 
@@ -39,6 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     if empty:
         print(f"questions: no question for scenario(s) {', '.join(empty)}; see {paths.questions_stats}", file=sys.stderr)
         return 1
+    check_errors("questions", [s.to_dict() for s in stats], "scenario_stats", params, params["questioner"])
     return 0
 
 

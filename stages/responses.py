@@ -20,7 +20,7 @@ import sys
 from testleak import pipeline
 from testleak.llm import open_gateway
 from testleak.paths import Paths
-from testleak.stage import entry, stage_params
+from testleak.stage import check_errors, entry, stage_params
 
 
 def main(argv: list[str]) -> int:
@@ -31,6 +31,7 @@ def main(argv: list[str]) -> int:
         records, stats = pipeline.responses(params, run, gw, questions, library)
     pipeline.write_artifact(paths, "responses", run, records)
     print(f"responses@{run}: " + ", ".join(f"{k}={v}" for k, v in stats.items() if k != "run"), file=sys.stderr)
+    check_errors(f"responses@{run}", records, "response", params, params["model"])
     return 0
 
 

@@ -26,5 +26,9 @@ class AuthError(LLMError):
     """401/403 from a model endpoint: a key is missing or wrong."""
 
 
+class StageFailedError(TestleakError):
+    """A stage wrote its outputs but too many of its calls failed (``max_error_share``)."""
+
+
 class DataError(TestleakError):
     """An input artifact is missing or malformed."""

@@ -247,6 +247,7 @@ def summarize(verdicts: Sequence[dict]) -> dict:
         "kept": sum(v["kept"] for v in verdicts),
         "rules_ok": sum(bool(v["rules"]["ok"]) for v in verdicts),
         "judge_status": dict(Counter(v["judge"]["status"] for v in verdicts)),
+        "errors": sum(v["judge"]["status"] == "error" for v in verdicts),
         "judge_plausible": sum(v["judge"]["ok"] is True for v in verdicts),
         "kept_by_attribute": dict(Counter(v["attribute"] for v in verdicts if v["kept"])),
     }
