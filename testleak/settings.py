@@ -212,14 +212,34 @@ class GitHubSearch(_Strict):
     deadline: float | None = Field(default=None, gt=0)
 
 
+class InfiniGramSettings(_Strict):
+    max_docs_counted: int = Field(ge=1)
+    shards: int = Field(ge=1)
+    mem_gib: int = Field(ge=1)
+
+
 class Verifier(_Strict):
-    backend: Literal["local", "github"]
+    backend: Literal["local", "infinigram", "github"]
     judge_mode: Literal["rules", "judge", "both"]
     judge: JudgeSettings
+    index: str = Field(pattern=r"^data/")
     window: Window
     min_query_chars: int = Field(ge=1)
     local: LocalSearch
     github: GitHubSearch
+    infinigram: InfiniGramSettings
+
+    @model_validator(mode="after")
+    def _index_for_backend(self):
+        if self.infinigram_index != (self.backend == "infinigram"):
+            want = "a directory for the infini-gram index (e.g. data/index/infinigram)" if self.backend == "infinigram" \
+                else "an SQLite database path ending in .sqlite (e.g. data/index/corpus.sqlite)"
+            raise _rule("index", self.index, f"{want} for backend {self.backend}")
+        return self
+
+    @property
+    def infinigram_index(self) -> bool:
+        return not self.index.endswith(".sqlite")
 
 
 class Review(_Strict):
