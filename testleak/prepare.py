@@ -9,8 +9,8 @@ import sys
 from .config import compose_dict
 from .errors import TestleakError
 from .library.division import scorer_model_cfg
-from .llm.local import ensure_model
 from .paths import Paths
+from .llm.local import ensure_model
 
 
 def main(argv: list[str] | None = None) -> int:
