@@ -15,7 +15,7 @@ import sys
 from testleak.elicit import generate_questions
 from testleak.llm import open_gateway
 from testleak.paths import Paths
-from testleak.stage import entry, load_stage_params
+from testleak.stage import check_errors, entry, load_stage_params
 from testleak.records import write_json, write_jsonl
 from testleak.taxonomy import Taxonomy
 
@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     params = load_stage_params()
     tax = Taxonomy.from_config(params)
     exp = params["experiment"]
-    with open_gateway(params["questioner"], paths=paths) as gw:
+    with open_gateway(params["questioner"], paths=paths, attribution={"stage": "questions"}) as gw:
         questions, stats = generate_questions(tax, exp["scenarios"], int(exp["questions_per_scenario"]), gw)
     n = write_jsonl(paths.questions, questions, kind="question")
     write_json(paths.questions_stats, {"questioner": params["questioner"]["name"],
@@ -39,6 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     if empty:
         print(f"questions: no question for scenario(s) {', '.join(empty)}; see {paths.questions_stats}", file=sys.stderr)
         return 1
+    check_errors("questions", [s.to_dict() for s in stats], "scenario_stats", params, params["questioner"])
     return 0
 
 
