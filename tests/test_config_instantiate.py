@@ -131,6 +131,10 @@ def test_option_composes_and_instantiates(group, option, tmp_path, monkeypatch):
     overrides = [f"{group}={option}"]
     if group == "canary":
         overrides.append("experiment=canary")
+    # a project directory with a labels file (review=two_reviewers checks that it exists)
+    (tmp_path / "labels").mkdir()
+    (tmp_path / "labels" / "labels.jsonl").write_text("", encoding="utf-8")
+    monkeypatch.setenv("TESTLEAK_ROOT", str(tmp_path))
     cfg = compose_dict(overrides)
     paths = Paths(tmp_path)
     INSTANTIATE[group](cfg, paths, monkeypatch)
