@@ -23,6 +23,13 @@ def main(argv: list[str]) -> int:
               f"{', '.join(known())}", file=sys.stderr)
         return 2
     stage = argv[0]
+    import importlib.util
+
+    for pkg in ("omegaconf", "testleak"):   # a third-party package of the project, then the project
+        if importlib.util.find_spec(pkg) is None:
+            print(f"stages/run {stage}: {sys.executable} lacks the package {pkg!r} (not the project's "
+                  f"interpreter, or an incomplete install): run {SETUP}", file=sys.stderr)
+            return 2
     sys.argv = [str(HERE / f"{stage}.py"), *argv[1:]]
     try:
         runpy.run_module(f"stages.{stage}", run_name="__main__", alter_sys=True)
