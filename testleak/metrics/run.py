@@ -32,15 +32,21 @@ def run_metrics(
     per_test: bool = True,
     policy: str | None = None,
 ) -> dict:
-    """Metrics dict: ``run``, ``meta`` (method, variant, model, ...), ``policy``,
-    ``responses`` (status counts, test cases, tokens, refusal_rate), ``steps`` (Table 2 rows),
-    ``leakage`` (Table 3 LP/IL fractions over test cases), ``confirmed_unique`` and
-    ``keys`` (sorted distinct confirmed [attribute, value_hash], for Table 4).
+    """Metrics dict: ``errors`` (failed calls per step), ``complete`` (false when any step
+    lost calls to errors: its rates are lower bounds), ``run``, ``meta`` (method, variant, model, ...),
+    ``policy``, ``responses`` (status counts, test cases, tokens, refusal_rate), ``steps`` (Table 2
+    rows), ``leakage`` (Table 3 LP/IL fractions over test cases), ``confirmed_unique`` and ``keys``
+    (sorted distinct confirmed [attribute, value_hash], for Table 4).
     ``per_test``: test cases are the tests of an answer (ours) or the response (baselines)."""
     responses, candidates, judged, verified = list(responses), list(candidates), list(judged), list(verified)
+    confirmed = list(confirmed)
+    errors = error_counts(responses, judged, verified, confirmed)
     confirmed = confirmed_only(confirmed)
     keys = confirmed_keys(confirmed)
     return {
+        # failed LLM / search calls per step: a rate over a step that lost calls is incomplete
+        "errors": errors,
+        "complete": not any(errors.values()),
         "run": run,
         **dict(meta or {}),
         "policy": policies_of(confirmed, policy),
@@ -69,6 +75,15 @@ def headline(m: Mapping, categories: Iterable[str]) -> dict:
         "responses": resp["responses"],
         "tokens": resp["tokens"],
     }
+
+
+def error_counts(responses, judged, verified, confirmed) -> dict[str, int]:
+    """Records whose LLM or search call failed, per step (``testleak.records.call_errors``)."""
+    from ..records import call_errors
+
+    return {step: sum(bool(call_errors(kind, r)[1]) for r in recs)
+            for step, kind, recs in (("responses", "response", responses), ("judged", "verdict", judged),
+                                     ("verified", "hit", verified), ("confirmed", "confirmed", confirmed))}
 
 
 def run_curve(responses: Iterable[Mapping], confirmed: Iterable[Mapping], taxonomy,
