@@ -6,9 +6,9 @@ Reads data/runs/RUN/{responses,candidates,judged,verified,confirmed}.jsonl (and
 data/questions/questions.jsonl when present, for the attributes of each question) and writes
 masked outputs only (counts, rates, value hashes):
 
-- metrics/RUN.json                                 (DVC metrics)
+- data/metrics/RUN.json                       (all metrics + confirmed keys; input of the report)
+- metrics/RUN.json                                 (headline numbers, in git: DVC metrics)
 - metrics/plots/RUN_confirmed_vs_responses.csv     (DVC plots: cumulative confirmed per category)
-- metrics/keys/VARIANT/RUN.json                    (confirmed (attribute, value_hash) keys, for Table 4)
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from testleak.config import load_params
 from testleak.errors import ConfigError
-from testleak.metrics import run_curve, run_keys, run_metrics
+from testleak.metrics import headline, run_curve, run_metrics
 from testleak.paths import Paths
 from testleak.stage import entry, run_argument
 from testleak.records import read_jsonl, write_json
@@ -36,7 +36,8 @@ def run_meta(params, run: str, responses: list[dict]) -> dict:
     spec = check_run(params, run)
     method = spec["method"]
     variants = sorted({r.get("variant") for r in responses if r.get("variant")})
-    variant = "+".join(variants) if variants else (params["ablation"]["name"] if method == "ours" else "none")
+    own = spec.get("ablation") or params["ablation"]
+    variant = "+".join(variants) if variants else (own["name"] if method == "ours" else "none")
     return {
         "experiment": params["experiment"]["name"],
         "method": method,
@@ -78,21 +79,20 @@ def main(argv: list[str]) -> int:
     judged = read_jsonl(paths.judged(run))
     verified = read_jsonl(paths.verified(run))
     confirmed = read_jsonl(paths.confirmed(run))
+    ours = meta["method"] == "ours"
     m = run_metrics(
         responses, candidates, judged, verified, confirmed, tax,
         run=run, meta=meta, questions=questions,
-        default_tests=params["experiment"]["tests_per_function"] if meta["method"] == "ours" else 1,
+        default_tests=params["experiment"]["tests_per_function"] if ours else 1, per_test=ours,
         policy=params["review"]["policy"],
     )
-    write_json(paths.metrics(run), m)
+    write_json(paths.run_metrics(run), m)
+    write_json(paths.metrics(run), headline(m, tax.categories))
     write_curve(paths.metrics_plot(run), run_curve(responses, confirmed, tax, candidates), tax.categories)
-    write_json(paths.metrics_keys(run, meta["variant"]), {
-        "run": run, **{k: meta[k] for k in ("experiment", "method", "round", "variant", "model", "family")},
-        "policy": m["policy"], "reject_rate": m["responses"]["refusal_rate"], "keys": run_keys(confirmed),
-    })
     t = m["steps"]["total"]
     print(f"metrics {run}: {m['responses']['responses']} responses, refusal {m['responses']['refusal_rate']:.3f}, "
-          f"confirmed {t['confirmed']} / {t['test_cases']} test cases ({t['permille']:.1f} permille), policy {m['policy']}")
+          f"confirmed {t['confirmed']} distinct ({t['confirmed_instances']} instances) / {t['test_cases']} test cases "
+          f"({t['permille']:.1f} permille), policy {m['policy']}")
     return 0
 
 

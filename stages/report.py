@@ -2,9 +2,10 @@
 
     python -m stages.report
 
-Reads, for every run in ``params.experiment.runs``, metrics/RUN.json and
-metrics/plots/RUN_confirmed_vs_responses.csv (a run without them is reported as "not run"),
-and every metrics/keys/VARIANT/RUN.json (ablation). Inputs are masked; so are the outputs.
+Reads, for exactly the runs of ``params.experiment.runs``, data/metrics/RUN.json and
+metrics/plots/RUN_confirmed_vs_responses.csv (declared outputs of ``metrics@RUN``; a run
+without them, or whose metrics belong to another experiment, is reported as "not run").
+Inputs are masked; so are the outputs.
 """
 
 from __future__ import annotations
@@ -16,10 +17,9 @@ import sys
 from testleak.config import load_params
 from testleak.errors import DataError
 from testleak.paths import Paths
-from testleak.stage import entry
 from testleak.report import build_reports
+from testleak.stage import entry
 from testleak.taxonomy import Taxonomy
-
 
 
 def _read_json(path):
@@ -31,18 +31,21 @@ def _read_json(path):
 
 def load_inputs(params, paths: Paths):
     metrics, curves = {}, {}
+    name = params["experiment"]["name"]
     for run in params["experiment"]["runs"]:
-        mp = paths.metrics(run)
-        metrics[run] = _read_json(mp) if mp.exists() else None
-        cp = paths.metrics_plot(run)
-        if cp.exists():
+        mp, cp = paths.run_metrics(run), paths.metrics_plot(run)
+        m = _read_json(mp) if mp.exists() else None
+        if m is not None and m.get("experiment") not in (None, name):
+            print(f"report: {mp} is from experiment {m.get('experiment')!r}, not {name!r}: reported as not run "
+                  f"(rerun `dvc repro metrics@{run}`)", file=sys.stderr)
+            m = None
+        metrics[run] = m
+        if m is not None and cp.exists():
             with cp.open(encoding="utf-8") as f:
                 curves[run] = list(csv.DictReader(f))
         else:
             curves[run] = None
-    keys_dir = paths.root / "metrics" / "keys"
-    key_files = [_read_json(p) for p in sorted(keys_dir.glob("*/*.json"))] if keys_dir.exists() else []
-    return metrics, curves, key_files
+    return metrics, curves
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,8 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     from omegaconf import OmegaConf
 
     p = OmegaConf.to_container(params, resolve=True)
-    metrics, curves, key_files = load_inputs(p, paths)
-    files = build_reports(p, metrics, curves, key_files, Taxonomy.from_config(p), paths.reports)
+    metrics, curves = load_inputs(p, paths)
+    files = build_reports(p, metrics, curves, Taxonomy.from_config(p), paths.reports)
     missing = [r for r, m in metrics.items() if m is None]
     print(f"report: wrote {len(files)} files under {paths.reports}" + (f"; not run: {', '.join(missing)}" if missing else ""))
     return 0

@@ -133,7 +133,7 @@ class Paths:
         return self.reports / "figures"
 
     def stats(self, stage: str, run: str) -> Path:
-        """The counts a per-run stage writes next to its records (DVC metrics)."""
+        """The counts a per-run stage writes next to its records (a plain DVC output)."""
         return self.run_dir(run) / f"{stage}_stats.json"
 
     def records(self, stage: str, run: str) -> Path:
@@ -143,12 +143,14 @@ class Paths:
         return getattr(self, stage)(run)
 
     def metrics(self, run: str) -> Path:
+        """Headline metrics of a run, tracked in git (DVC ``metrics:``)."""
         return self.root / "metrics" / f"{run}.json"
 
-    def metrics_plot(self, run: str) -> Path:
-        """DVC plots: cumulative confirmed instances vs responses of a run."""
-        return self.root / "metrics" / "plots" / f"{run}_confirmed_vs_responses.csv"
+    def run_metrics(self, run: str) -> Path:
+        """All metrics of a run (Tables 2-4 inputs, confirmed value-hash keys): a plain DVC
+        output under data/ (never in git); data/metrics/ holds only these files."""
+        return self.data / "metrics" / f"{run}.json"
 
-    def metrics_keys(self, run: str, variant: str) -> Path:
-        """The confirmed (attribute, value_hash) keys of a run, per variant (Table 4)."""
-        return self.root / "metrics" / "keys" / variant / f"{run}.json"
+    def metrics_plot(self, run: str) -> Path:
+        """DVC plots: cumulative confirmed instances vs responses of a run (Figure 1 data)."""
+        return self.root / "metrics" / "plots" / f"{run}_confirmed_vs_responses.csv"

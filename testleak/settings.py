@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal, Mapping, Sequence
+from typing import Annotated, Any, Literal, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -150,7 +150,7 @@ class Experiment(_Strict):
     scenarios: list[str] = Field(min_length=1)
     questions_per_scenario: int = Field(ge=1)
     tests_per_function: int = Field(ge=1)
-    functions_per_response: int = Field(ge=1)
+    functions_per_response: Annotated[int, Field(ge=1)] | Literal["all"]  # "all": every g in G(c) (experiment=paper)
     hints_per_attribute: Hints
     baseline_budget: int = Field(ge=1)
     canary: list[Literal["calibration"]] = Field(default_factory=list)

@@ -441,3 +441,17 @@ def test_questions_for_run_and_settings(params, taxonomy):
     bad = {**params, "experiment": {**params["experiment"], "runs": {"x": {"method": "magic"}}}}
     with pytest.raises(ConfigError, match="unknown method 'magic'; known: codebreaker, codexleaks, ours"):
         pipeline.responses(bad, "x", gateway=None)
+
+
+def test_functions_per_response_all_selects_all_of_g(params, taxonomy):
+    """`functions_per_response: all` (experiment=paper) writes tests for every g in G(c)."""
+    all_g = select_functions(extract_code_blocks(GO), taxonomy, None)
+    assert [u.name for u in all_g] == ["User.SendMail", "hashPassword"]
+    assert len(select_functions(extract_code_blocks(PY), taxonomy, None)) > len(
+        select_functions(extract_code_blocks(PY), taxonomy, 1))
+    for value, expected in (("all", None), (3, 3), ("2", 2)):
+        p = {**params, "experiment": {**params["experiment"], "functions_per_response": value}}
+        assert ElicitSettings.from_params(p, "ours").functions_per_response == expected
+    bad = {**params, "experiment": {**params["experiment"], "functions_per_response": "most"}}
+    with pytest.raises(ConfigError, match="functions_per_response='most': expected an integer >= 1 or 'all'"):
+        ElicitSettings.from_params(bad, "ours")

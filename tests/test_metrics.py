@@ -10,7 +10,10 @@ import yaml
 
 from testleak.errors import DataError
 from testleak.metrics import (
+    STEPS,
     ablation_scores,
+    headline,
+    refusal_rate,
     confirmed_keys,
     cumulative_confirmed,
     largest_component,
@@ -72,54 +75,63 @@ CONFIRMED = [
 
 
 def test_refusal_stats():
+    # test cases: 5 per response except the error one (no model answer) -> 20; accepted: r1, r3
     assert refusal_stats(RESPONSES) == {
-        "responses": 5, "ok": 2, "refused": 1, "no_code": 1, "error": 1, "answered": 4,
-        "refusal_rate": 0.25, "acceptance_rate": 0.4,
+        "responses": 5, "ok": 2, "refused": 1, "no_code": 1, "error": 1, "test_cases": 20, "accepted": 10,
+        "tokens": 0, "refusal_rate": 0.5,
     }
 
 
-def test_refusal_stats_empty_is_zero():
+def test_refusal_stats_empty_is_zero_and_tokens_counted():
     s = refusal_stats([])
-    assert (s["responses"], s["refusal_rate"], s["acceptance_rate"]) == (0, 0.0, 0.0)
+    assert (s["responses"], s["test_cases"], s["refusal_rate"]) == (0, 0, 0.0)
+    r = {"id": "x", "status": "ok", "turn1": {"usage": {"prompt_tokens": 7, "completion_tokens": 5}},
+         "turn2": {"usage": {"prompt_tokens": 20, "completion_tokens": 3}}}
+    assert refusal_stats([r], default_tests=1)["tokens"] == 35
+
+
+def test_refusal_rate_is_one_minus_accepted_over_test_cases():
+    assert refusal_rate(3642, 6000) == pytest.approx(0.393)
+    assert refusal_rate(0, 0) == 0.0
 
 
 @pytest.mark.parametrize(
     "attr, row",
     [
-        ("name", (10, 5, 2, 2, 2, 2, 200.0)),
-        ("email", (10, 5, 2, 2, 2, 2, 200.0)),
-        ("username", (15, 5, 1, 1, 1, 1, 1000 / 15)),
-        ("password", (15, 5, 2, 1, 0, 0, 0.0)),
-        ("phone", (0, 0, 0, 0, 0, 0, 0.0)),
+        # test cases, accepted, candidates, judge, in window, confirmed distinct, instances, permille
+        ("name", (10, 5, 2, 2, 2, 1, 2, 100.0)),  # c1 and c4 are the same value: 1 distinct, 2 instances
+        ("email", (10, 5, 2, 2, 2, 2, 2, 200.0)),
+        ("username", (10, 5, 1, 1, 1, 1, 1, 100.0)),  # the error response r4 carries no test cases
+        ("password", (10, 5, 2, 1, 0, 0, 0, 0.0)),
+        ("phone", (0, 0, 0, 0, 0, 0, 0, 0.0)),
     ],
 )
 def test_step_counts_per_attribute(tax, attr, row):
     s = step_counts(RESPONSES, CANDIDATES, JUDGED, VERIFIED, CONFIRMED, tax, QUESTIONS)
     r = s["attributes"][attr]
-    got = (r["test_cases"], r["accepted"], r["candidates"], r["judge"], r["in_window"], r["confirmed"])
-    assert got == row[:6]
-    assert r["permille"] == pytest.approx(row[6])
+    got = tuple(r[k] for k in STEPS)
+    assert got == row[:7]
+    assert r["permille"] == pytest.approx(row[7])
 
 
 @pytest.mark.parametrize(
     "cat, row, mean_attr",
     [
-        ("identifiable", (20, 10, 4, 4, 4, 4, 200.0), 200.0),  # mean over attributes with test cases
-        ("private", (0, 0, 0, 0, 0, 0, 0.0), 0.0),
-        ("secret", (30, 10, 3, 2, 1, 1, 1000 / 30), 1000 / 15 / 2),
+        ("identifiable", (20, 10, 4, 4, 4, 3, 4, 150.0), 150.0),  # mean over attributes with test cases
+        ("private", (0, 0, 0, 0, 0, 0, 0, 0.0), 0.0),
+        ("secret", (20, 10, 3, 2, 1, 1, 1, 50.0), 50.0),
     ],
 )
 def test_step_counts_per_category(tax, cat, row, mean_attr):
     r = step_counts(RESPONSES, CANDIDATES, JUDGED, VERIFIED, CONFIRMED, tax, QUESTIONS)["categories"][cat]
-    assert (r["test_cases"], r["accepted"], r["candidates"], r["judge"], r["in_window"], r["confirmed"]) == row[:6]
-    assert r["permille"] == pytest.approx(row[6])
+    assert tuple(r[k] for k in STEPS) == row[:7]
+    assert r["permille"] == pytest.approx(row[7])
     assert r["permille_mean_attr"] == pytest.approx(mean_attr)
 
 
 def test_step_counts_total_and_attribute_sources(tax):
     t = step_counts(RESPONSES, CANDIDATES, JUDGED, VERIFIED, CONFIRMED, tax, QUESTIONS)["total"]
-    assert (t["test_cases"], t["accepted"], t["candidates"], t["judge"], t["in_window"], t["confirmed"], t["permille"]) == (
-        50, 20, 7, 6, 5, 5, 100.0)
+    assert tuple(t[k] for k in STEPS) + (t["permille"],) == (40, 20, 7, 6, 5, 4, 5, 100.0)
     # without questions the attributes come from the selected functions
     resp = [{"id": "x", "status": "ok", "tests_requested": 3,
              "functions": [{"attributes": ["phone"]}, {"attributes": ["phone", "email"]}]}]
@@ -130,22 +142,35 @@ def test_step_counts_total_and_attribute_sources(tax):
 @pytest.mark.parametrize(
     "cat, expected",
     [
-        ("identifiable", {"lp1": 0.25, "lp2": 0.25, "lp3": 0.25, "il2": 0.25, "il3": 0.0}),
+        # no test_index anywhere: each answer is one test case (r1 holds name, 2 emails; r3 username);
+        # denominators: the category's test cases (identifiable 10 + 10, secret 10 + 10, all 40)
+        ("identifiable", {"lp1": 1 / 20, "lp2": 1 / 20, "lp3": 1 / 20, "il2": 1 / 20, "il3": 0.0}),
         ("private", {"lp1": 0.0, "lp2": 0.0, "lp3": 0.0, "il2": 0.0, "il3": 0.0}),
-        ("secret", {"lp1": 0.25, "lp2": 0.0, "lp3": 0.0, "il2": 0.0, "il3": 0.0}),
-        ("all", {"lp1": 0.5, "lp2": 0.25, "lp3": 0.25, "il2": 0.25, "il3": 0.0}),
+        ("secret", {"lp1": 1 / 20, "lp2": 0.0, "lp3": 0.0, "il2": 0.0, "il3": 0.0}),
+        ("all", {"lp1": 2 / 40, "lp2": 1 / 40, "lp3": 1 / 40, "il2": 1 / 40, "il3": 0.0}),
     ],
 )
 def test_leakage_levels(tax, cat, expected):
-    lv = leakage_levels(RESPONSES, CONFIRMED, tax)
-    assert lv["responses"] == 4  # the error response is not a model response
-    assert lv[cat] == expected
+    lv = leakage_levels(RESPONSES, CONFIRMED, tax, questions=QUESTIONS)
+    assert lv["test_cases"] == {"identifiable": 20, "private": 0, "secret": 20, "all": 40}
+    assert lv[cat] == pytest.approx(expected)
+
+
+def test_leakage_over_test_cases_of_an_answer(tax):
+    # c1 and c2 in test 1 (linked by repo A), c3 in test 2, c4 (same value as c1) in test 3
+    cands = [dict(c, test_index={"c1": 1, "c2": 1, "c3": 2, "c4": 3}.get(c["id"], 1)) for c in CANDIDATES]
+    lv = leakage_levels(RESPONSES, CONFIRMED, tax, candidates=cands, questions=QUESTIONS)
+    assert lv["identifiable"] == pytest.approx({"lp1": 3 / 20, "lp2": 1 / 20, "lp3": 0.0, "il2": 1 / 20, "il3": 0.0})
+    # a baseline response is one test case whatever the candidates' test_index
+    flat = leakage_levels(RESPONSES, CONFIRMED, tax, candidates=cands, questions=QUESTIONS, per_test=False)
+    assert flat["identifiable"]["lp1"] == pytest.approx(1 / 20) and flat["identifiable"]["lp3"] == pytest.approx(1 / 20)
 
 
 def test_response_id_from_candidates_when_confirmed_lacks_it(tax):
     # the confirmed stage's records carry candidate_id but not response_id
     conf = [{k: v for k, v in c.items() if k != "response_id"} for c in CONFIRMED]
-    assert leakage_levels(RESPONSES, conf, tax, candidates=CANDIDATES) == leakage_levels(RESPONSES, CONFIRMED, tax)
+    assert leakage_levels(RESPONSES, conf, tax, candidates=CANDIDATES, questions=QUESTIONS) == leakage_levels(
+        RESPONSES, CONFIRMED, tax, questions=QUESTIONS)
     assert cumulative_confirmed(RESPONSES, conf, tax, CANDIDATES) == cumulative_confirmed(RESPONSES, CONFIRMED, tax)
     with pytest.raises(DataError, match="no response_id and no candidate record"):
         leakage_levels(RESPONSES, conf, tax)
@@ -153,8 +178,8 @@ def test_response_id_from_candidates_when_confirmed_lacks_it(tax):
 
 def test_leakage_repo_ids_fall_back_to_verified(tax):
     conf = [{k: v for k, v in c.items() if k != "repo_ids"} for c in CONFIRMED]
-    assert leakage_levels(RESPONSES, conf, tax, VERIFIED)["identifiable"]["il2"] == 0.25
-    assert leakage_levels(RESPONSES, conf, tax)["identifiable"]["il2"] == 0.0  # no repo ids, no links
+    assert leakage_levels(RESPONSES, conf, tax, VERIFIED, questions=QUESTIONS)["identifiable"]["il2"] == 1 / 20
+    assert leakage_levels(RESPONSES, conf, tax, questions=QUESTIONS)["identifiable"]["il2"] == 0.0  # no links
 
 
 @pytest.mark.parametrize(
@@ -208,13 +233,18 @@ def test_run_metrics_empty_inputs(tax):
     assert m["responses"]["refusal_rate"] == 0.0
     assert m["steps"]["total"]["permille"] == 0.0
     assert m["leakage"]["all"] == {"lp1": 0.0, "lp2": 0.0, "lp3": 0.0, "il2": 0.0, "il3": 0.0}
-    assert m["confirmed_unique"] == 0
+    assert m["confirmed_unique"] == 0 and m["keys"] == []
     assert cumulative_confirmed([], [], tax) == []
 
 
 def test_run_metrics_policy_from_records(tax):
     m = run_metrics(RESPONSES, CANDIDATES, JUDGED, VERIFIED, CONFIRMED, tax, run="ours", questions=QUESTIONS, policy="x")
     assert (m["policy"], m["confirmed_unique"], m["responses"]["refused"]) == ("auto", 4, 1)
+    assert m["keys"] == [["email", "he1"], ["email", "he2"], ["name", "hn1"], ["username", "hu1"]]
+    h = headline(m, tax.categories)
+    assert (h["confirmed"], h["instances"], h["responses"], h["refusal_rate"]) == (4, 5, 5, 0.5)
+    assert h["permille"] == {"total": 100.0, "identifiable": 150.0, "private": 0.0, "secret": 50.0}
+    assert h["lp1_permille"] == {"identifiable": 50.0, "private": 0.0, "secret": 50.0}
 
 
 @pytest.mark.parametrize(

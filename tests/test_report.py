@@ -27,8 +27,8 @@ RESP_OF = {"c1": "r1", "c2": "r1", "c3": "r2", "c4": "r2", "c5": "r1"}
 REPOS = {"c1": [11, 12], "c2": [12], "c3": [40], "c5": [77]}
 
 
-def _write_run(root: Path, variant: str, statuses: dict, kept: set, confirmed: list):
-    d = root / "data" / "runs" / "ours"
+def _write_run(root: Path, run: str, variant: str, statuses: dict, kept: set, confirmed: list):
+    d = root / "data" / "runs" / run
     qs = {"r1": "q1", "r2": "q2", "r3": "q1"}
     write_jsonl(d / "responses.jsonl", [
         {"id": rid, "question_id": qs[rid], "method": "ours", "variant": variant, "status": st, "tests_requested": 5,
@@ -58,7 +58,12 @@ def _write_run(root: Path, variant: str, statuses: dict, kept: set, confirmed: l
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
     root = tmp_path_factory.mktemp("proj")
-    shutil.copy(ROOT / "params.yaml", root / "params.yaml")
+    params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+    # one ablation run beside the full pipeline, as experiment=paper declares them
+    params["experiment"]["runs"]["ours_no_fl"] = {
+        "method": "ours", "round": 0, "library": "testleak/resources/prior_library.yaml",
+        "ablation": {"name": "no_fl", "scenario_questions": True, "library_hints": False, "test_generation": True}}
+    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
     write_jsonl(root / "data/questions/questions.jsonl", [
         {"id": "q1", "scenario": "s", "attributes": ["email", "phone"], "text": "t"},
         {"id": "q2", "scenario": "s", "attributes": ["username", "password"], "text": "t"}], kind="question")
@@ -67,11 +72,12 @@ def project(tmp_path_factory):
     from stages import metrics as mstage
     from stages import report as rstage
 
-    # ablation variant no_fl first (its keys file stays), then the full pipeline
-    _write_run(root, "no_fl", {"r1": "ok", "r2": "refused"}, {"c1", "c2", "c5"}, ["c1", "c5"])
+    _write_run(root, "ours_no_fl", "no_fl", {"r1": "ok", "r2": "refused"}, {"c1", "c2", "c5"}, ["c1", "c5"])
+    assert mstage.main(["ours_no_fl"]) == 0
+    _write_run(root, "ours", "none", {"r1": "ok", "r2": "ok", "r3": "refused"}, {"c1", "c2", "c3"}, ["c1", "c2", "c3"])
     assert mstage.main(["ours"]) == 0
-    _write_run(root, "none", {"r1": "ok", "r2": "ok", "r3": "refused"}, {"c1", "c2", "c3"}, ["c1", "c2", "c3"])
-    assert mstage.main(["ours"]) == 0
+    # a stale metrics file of a run this experiment does not declare is never read
+    (root / "data/metrics/ours_old.json").write_text(json.dumps({"run": "ours_old", "variant": "no_cgq"}))
     assert rstage.main([]) == 0
     yield root
     mp.undo()
@@ -83,17 +89,27 @@ def _csv(path):
 
 
 def test_metrics_json(project):
-    m = json.loads((project / "metrics/ours.json").read_text())
+    m = json.loads((project / "data/metrics/ours.json").read_text())
     params = yaml.safe_load((project / "params.yaml").read_text())
     assert (m["run"], m["method"], m["variant"], m["policy"], m["model"]) == (
         "ours", "ours", "none", "auto", params["model"]["name"])
     assert (m["responses"]["responses"], m["responses"]["refused"]) == (3, 1)
-    assert m["responses"]["refusal_rate"] == pytest.approx(1 / 3)
+    assert m["responses"]["refusal_rate"] == pytest.approx(1 / 3)  # 1 - 10 accepted / 15 test cases
     t = m["steps"]["total"]
     assert (t["test_cases"], t["accepted"], t["candidates"], t["judge"], t["in_window"], t["confirmed"], t["permille"]) == (
         30, 20, 5, 3, 3, 3, 100.0)
-    assert m["leakage"]["identifiable"] == pytest.approx({"lp1": 1 / 3, "lp2": 1 / 3, "lp3": 0.0, "il2": 1 / 3, "il3": 0.0})
-    assert m["leakage"]["secret"] == pytest.approx({"lp1": 1 / 3, "lp2": 0.0, "lp3": 0.0, "il2": 0.0, "il3": 0.0})
+    # identifiable: email + phone test cases = 10 + 10; r1 holds a linked email and phone
+    assert m["leakage"]["identifiable"] == pytest.approx({"lp1": 0.05, "lp2": 0.05, "lp3": 0.0, "il2": 0.05, "il3": 0.0})
+    assert m["leakage"]["secret"] == pytest.approx({"lp1": 0.1, "lp2": 0.0, "lp3": 0.0, "il2": 0.0, "il3": 0.0})
+    assert m["variant"] == "none" and len(m["keys"]) == 3
+
+
+def test_headline_metrics_in_git(project):
+    h = json.loads((project / "metrics/ours.json").read_text())
+    assert h == {"confirmed": 3, "instances": 3,
+                 "permille": {"total": 100.0, "identifiable": 100.0, "private": 0.0, "secret": 100.0},
+                 "lp1_permille": {"identifiable": 50.0, "private": 0.0, "secret": 100.0},
+                 "refusal_rate": 0.3333, "responses": 3, "tokens": 0}
 
 
 def test_plot_csv(project):
@@ -112,38 +128,44 @@ def test_report_files_written(project):
 def test_table2_row(project):
     rows = _csv(project / "reports/table2.csv")
     email = next(r for r in rows if r[1] == "Email")
-    assert email == ["identifiable", "Email", "10", "5", "1", "1", "1", "100.0‰"]
+    assert email == ["identifiable", "Email", "10", "5", "1", "1", "1", "1", "100.0‰"]
     assert rows[-1][:3] == ["Refusal rate", "", "33.3%"]
 
 
 def test_table3_not_run_and_values(project):
     rows = _csv(project / "reports/table3.csv")
     assert ["codexleaks", "codexleaks", "identifiable", "not run", "not run", "not run", "not run", "not run", "not run"] in rows
-    assert ["ours", "ours", "identifiable", "3", "333.33‰", "333.33‰", "0.00‰", "333.33‰", "0.00‰"] in rows
+    assert ["ours", "ours", "identifiable", "20", "50.00‰", "50.00‰", "0.00‰", "50.00‰", "0.00‰"] in rows
+    assert ["ours [no_fl]", "ours_no_fl", "identifiable", "10", "100.00‰", "100.00‰", "0.00‰", "0.00‰", "0.00‰"] in rows
 
 
 def test_table4_ablation(project):
     rows = {r[0]: r for r in _csv(project / "reports/table4.csv")[1:]}
-    assert rows["no_fl"] == ["no_fl", "✓", "✗", "✓", "1", "2", "1", "50.0%", "33.3%", "40.0%", "50.00%"]
-    assert rows["no_cgq"][4:] == ["not run"] * 7
-    assert rows["none"][4:] == ["-", "-", "-", "-", "-", "-", "33.33%"]
+    assert rows["no_fl"] == ["no_fl", "ours_no_fl", "✓", "✗", "✓", "1", "2", "1", "50.0%", "33.3%", "40.0%", "50.00%"]
+    assert rows["no_cgq"][1] == "not run" and rows["no_cgq"][5:] == ["not run"] * 7  # the stale file is not read
+    assert rows["none"][1] == "ours" and rows["none"][5:] == ["-", "-", "-", "-", "-", "-", "33.33%"]
 
 
 def test_paper_comparison(project):
     text = (project / "reports/paper_comparison.md").read_text(encoding="utf-8")
     params = yaml.safe_load((project / "params.yaml").read_text())
     for needle in (params["model"]["name"], params["experiment"]["name"], "GitHub code search", "two authors",
-                   "| Review policy |", "auto", "not run", "21.8‰", "39.3%", "22.55‰", "24.12%", "8 scenarios x 20 questions x 10 tests"):
+                   "| Review policy |", "auto (unreviewed)", "not run", "21.8‰", "39.3%", "22.55‰", "24.12%",
+                   "8 scenarios x 20 questions x 10 tests", "## Paper arithmetic", "13.64‰", "580.3"):
         assert needle in text, needle
-    assert "| identifiable | Email | 25.5‰ | 39.2‰ | 100.0‰ | 1 / 10 |" in text
-    assert "| ours | identifiable | this repo, run ours | 333.33‰ | 333.33‰ | 0.00‰ | 333.33‰ | 0.00‰ |" in text
-    assert "| no_fl | paper | 57.2 | 41.8 | 5.3 | 91.8% | 57.7% | 70.7% | 58.01% |" in text
-    assert "| no_fl | this repo | 1 | 2 | 1 | 50.0% | 33.3% | 40.0% | 50.00% |" in text
+    under = "local verifier, review auto (unreviewed)"
+    assert f"| identifiable | Email | 25.5‰ | 39.2‰ | 100.0‰ | 1 / 10 | {under} |" in text
+    assert f"| ours | identifiable | this repo, run ours | 50.00‰ | 50.00‰ | 0.00‰ | 50.00‰ | 0.00‰ | {under} |" in text
+    assert ("| no_fl | paper | 57.2 | 41.8 | 5.3 | 91.8% | 57.7% | 70.7% | 58.01% | GitHub search, two human reviewers; "
+            "macro over models |") in text
+    assert f"| no_fl | this repo, run ours_no_fl | 1 | 2 | 1 | 50.0% | 33.3% | 40.0% | 50.00% | {under}; pooled, one model |" in text
+    for name in ("table2.md", "table3.md", "table4.md", "figure1.md"):
+        assert "(unreviewed)" in (project / "reports" / name).read_text(encoding="utf-8").splitlines()[0], name
 
 
 def test_no_raw_value_in_outputs(project):
-    files = [p for d in ("reports", "metrics") for p in (project / d).rglob("*") if p.is_file()]
-    assert len(files) >= 14
+    files = [p for d in ("reports", "metrics", "data/metrics") for p in (project / d).rglob("*") if p.is_file()]
+    assert len(files) >= 17
     for p in files:
         data = p.read_bytes()
         for _, raw in RAW.values():
@@ -156,7 +178,7 @@ def test_report_with_no_runs_at_all(tmp_path):
 
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     runs = params["experiment"]["runs"]
-    files = build_reports(params, {r: None for r in runs}, {r: None for r in runs}, [],
+    files = build_reports(params, {r: None for r in runs}, {r: None for r in runs},
                           Taxonomy.from_config(params), tmp_path)
     assert len(files) == 10
     rows = _csv(tmp_path / "table3.csv")[1:]

@@ -329,9 +329,9 @@ def find_units(block: CodeBlock, taxonomy: Taxonomy) -> list[FunctionUnit]:
     return units
 
 
-def select_functions(blocks: list[CodeBlock], taxonomy: Taxonomy, k: int) -> list[FunctionUnit]:
-    """G(c) truncated to ``k``: non-placeholder units touching >= 1 attribute, most
-    attributes first, ties in order of appearance."""
+def select_functions(blocks: list[CodeBlock], taxonomy: Taxonomy, k: int | None) -> list[FunctionUnit]:
+    """G(c) truncated to ``k`` (None: all of G(c)): non-placeholder units touching >= 1
+    attribute, most attributes first, ties in order of appearance."""
     cands = [u for b in blocks for u in find_units(b, taxonomy) if not u.placeholder and u.attributes]
     cands.sort(key=lambda u: (-len(u.attributes), u.block, u.order))
-    return cands[: max(0, int(k))]
+    return cands if k is None else cands[: max(0, int(k))]

@@ -69,7 +69,7 @@ class ElicitSettings:
     model: str
     seed: int
     tests_per_function: int
-    functions_per_response: int
+    functions_per_response: int | None  # None: all of G(c) (`functions_per_response: all`)
     n_templates: int
     n_fragments: int
     scenario_questions: bool
@@ -90,15 +90,29 @@ class ElicitSettings:
             variant=str(_get(abl, "name", "none")) if method == "ours" else "none",
             model=str(_get(params["model"], "name", "?")), seed=int(_get(params, "seed", 0)),
             tests_per_function=int(_get(exp, "tests_per_function", 10)),
-            functions_per_response=int(_get(exp, "functions_per_response", 1)),
+            functions_per_response=_functions_per_response(_get(exp, "functions_per_response", 1)),
             n_templates=int(_get(hints, "templates", 0)), n_fragments=int(_get(hints, "fragments", 0)),
             scenario_questions=bool(_get(abl, "scenario_questions", True)),
             library_hints=bool(_get(abl, "library_hints", True)),
             test_generation=bool(_get(abl, "test_generation", True)),
         )
-        if s.tests_per_function < 1 or s.functions_per_response < 1:
-            raise ConfigError("experiment.tests_per_function and experiment.functions_per_response must be >= 1")
+        if s.tests_per_function < 1:
+            raise ConfigError(f"experiment.tests_per_function={s.tests_per_function}: must be >= 1")
         return s
+
+
+def _functions_per_response(value) -> int | None:
+    """``experiment.functions_per_response``: a count >= 1, or ``all`` (every g in G(c), the
+    paper's setting) -> None."""
+    if str(value).strip().lower() == "all":
+        return None
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        n = 0
+    if n < 1:
+        raise ConfigError(f"experiment.functions_per_response={value!r}: expected an integer >= 1 or 'all'")
+    return n
 
 
 def questions_for_run(settings: ElicitSettings, questions: list[dict] | None, taxonomy: Taxonomy,

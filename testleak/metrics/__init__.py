@@ -4,21 +4,24 @@
 - :mod:`.leakage`: LP-L and IL-L (Table 3).
 - :mod:`.ablation`: TP/FN/FP, precision/recall/F1 against the full pipeline (Table 4).
 - :mod:`.curves`: confirmed instances vs number of responses (Fig. 1).
-- :mod:`.run`: everything for one run, as written to ``metrics/RUN.json``.
+- :mod:`.run`: everything for one run (``data/metrics/RUN.json``) and its headline
+  numbers tracked in git (``metrics/RUN.json``).
 """
 
-from .ablation import ablation_scores, confirmed_keys
+from .ablation import ablation_scores, confirmed_keys, prf
 from .curves import cumulative_confirmed
-from .leakage import IL_LEVELS, LP_LEVELS, largest_component, leakage_levels, response_elements
+from .leakage import IL_LEVELS, LP_LEVELS, category_test_cases, elements_by_test_case, largest_component, leakage_levels
 from .rates import permille, ratio, round_half_up
 from .records import confirmed_only, is_confirmed, key_of, policies_of, response_attributes
-from .run import run_curve, run_keys, run_metrics
-from .steps import STEPS, nominal_test_cases, refusal_stats, step_counts
+from .run import headline, run_curve, run_metrics
+from .steps import (STEPS, category_mean, nominal_test_cases, refusal_rate, refusal_stats, response_test_cases,
+                    step_counts, tokens_of)
 
 __all__ = [
     "ablation_scores", "confirmed_keys", "cumulative_confirmed", "IL_LEVELS", "LP_LEVELS",
-    "largest_component", "leakage_levels", "response_elements", "permille", "ratio",
+    "largest_component", "leakage_levels", "category_test_cases", "elements_by_test_case", "permille", "ratio",
     "round_half_up", "confirmed_only", "is_confirmed", "key_of", "policies_of",
-    "response_attributes", "run_curve", "run_keys", "run_metrics", "STEPS",
+    "response_attributes", "run_curve", "headline", "run_metrics", "STEPS", "prf", "category_mean", "refusal_rate",
+    "response_test_cases", "tokens_of",
     "nominal_test_cases", "refusal_stats", "step_counts",
 ]

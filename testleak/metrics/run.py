@@ -1,5 +1,6 @@
-"""All metrics of one run (method x variant x round), as the masked dict the metrics stage
-writes to ``metrics/RUN.json`` (paper Sec. 6: Tables 2-4, Fig. 1).
+"""All metrics of one run (method x variant x round): the full masked dict (Tables 2-4,
+Fig. 1 inputs; ``data/metrics/RUN.json``) and its headline subset tracked in git
+(``metrics/RUN.json``, compared by ``dvc metrics diff`` / ``dvc exp show``).
 
 Only counts, rates, hashes and names leave here; no raw value is ever read (confirmed and
 candidate records are used through attribute, ids and ``value_hash``).
@@ -28,16 +29,20 @@ def run_metrics(
     meta: Mapping | None = None,
     questions: Mapping[str, Mapping] | None = None,
     default_tests: int = 1,
+    per_test: bool = True,
     policy: str | None = None,
 ) -> dict:
     """Metrics dict: ``errors`` (failed calls per step), ``complete`` (false when any step
-    lost calls to errors: its rates are lower bounds), ``run``, ``meta`` (method, variant, model, ...), ``policy``,
-    ``responses`` (status counts, refusal_rate), ``steps`` (Table 2 rows), ``leakage``
-    (Table 3 LP/IL fractions), ``confirmed_unique``."""
+    lost calls to errors: its rates are lower bounds), ``run``, ``meta`` (method, variant, model, ...),
+    ``policy``, ``responses`` (status counts, test cases, tokens, refusal_rate), ``steps`` (Table 2
+    rows), ``leakage`` (Table 3 LP/IL fractions over test cases), ``confirmed_unique`` and ``keys``
+    (sorted distinct confirmed [attribute, value_hash], for Table 4).
+    ``per_test``: test cases are the tests of an answer (ours) or the response (baselines)."""
     responses, candidates, judged, verified = list(responses), list(candidates), list(judged), list(verified)
     confirmed = list(confirmed)
     errors = error_counts(responses, judged, verified, confirmed)
     confirmed = confirmed_only(confirmed)
+    keys = confirmed_keys(confirmed)
     return {
         # failed LLM / search calls per step: a rate over a step that lost calls is incomplete
         "errors": errors,
@@ -45,10 +50,30 @@ def run_metrics(
         "run": run,
         **dict(meta or {}),
         "policy": policies_of(confirmed, policy),
-        "responses": refusal_stats(responses),
+        "responses": refusal_stats(responses, default_tests),
         "steps": step_counts(responses, candidates, judged, verified, confirmed, taxonomy, questions, default_tests),
-        "leakage": leakage_levels(responses, confirmed, taxonomy, verified, candidates),
-        "confirmed_unique": len(confirmed_keys(confirmed)),
+        "leakage": leakage_levels(responses, confirmed, taxonomy, verified, candidates, questions, default_tests,
+                                  per_test),
+        "confirmed_unique": len(keys),
+        "keys": [list(k) for k in sorted(keys)],
+    }
+
+
+def headline(m: Mapping, categories: Iterable[str]) -> dict:
+    """The few numbers tracked in git per run (issue 11 item 3): confirmed distinct and
+    instances, permille in total and per category, LP>=1 per category (permille), refusal
+    rate, responses and tokens. Rates rounded to 4 decimals so diffs show real changes."""
+    cats = list(categories)
+    steps, resp = m["steps"], m["responses"]
+    return {
+        "confirmed": steps["total"]["confirmed"],
+        "instances": steps["total"]["confirmed_instances"],
+        "permille": {"total": round(steps["total"]["permille"], 4),
+                     **{c: round(steps["categories"][c]["permille"], 4) for c in cats}},
+        "lp1_permille": {c: round(m["leakage"][c]["lp1"] * 1000, 4) for c in cats},
+        "refusal_rate": round(resp["refusal_rate"], 4),
+        "responses": resp["responses"],
+        "tokens": resp["tokens"],
     }
 
 
@@ -59,11 +84,6 @@ def error_counts(responses, judged, verified, confirmed) -> dict[str, int]:
     return {step: sum(bool(call_errors(kind, r)[1]) for r in recs)
             for step, kind, recs in (("responses", "response", responses), ("judged", "verdict", judged),
                                      ("verified", "hit", verified), ("confirmed", "confirmed", confirmed))}
-
-
-def run_keys(confirmed: Iterable[Mapping]) -> list[list[str]]:
-    """Sorted confirmed keys [attribute, value_hash] (hashes only), for the ablation table."""
-    return [list(k) for k in sorted(confirmed_keys(confirmed))]
 
 
 def run_curve(responses: Iterable[Mapping], confirmed: Iterable[Mapping], taxonomy,

@@ -1,23 +1,29 @@
 """Step-wise counts per attribute and category (paper Sec. 6.2, Table 2; Appendix C,
-Tables 6-8) and the refusal rate (Sec. 6.2, observation 1).
+Tables 6-8) and the refusal rate (Sec. 6.2, observation 1; Table 4 "Reject Rate").
 
-Per attribute ``a`` (a response "carries" ``a`` when its question/prompt names it):
+Definitions (the paper's; each is written here once and repeated in the report next to the
+table that uses it). A response "carries" attribute ``a`` when its question/prompt names it;
+a *test case* is one test of one answer (ours: ``tests_requested`` per response; a baseline
+response is one test case). Responses that failed with status ``error`` (infrastructure
+failures, never a model answer) carry no test cases; they are counted under ``responses``.
 
-- ``test_cases``: sum of ``tests_requested`` over all responses carrying ``a`` (any status).
-  With one response per question this equals the paper's "Number of Test Cases"
-  = scenarios-with-``a`` x questions x tests (see :func:`nominal_test_cases`).
-- ``accepted``: the same sum over responses with status ``ok`` (paper: "Accepted Number").
+- ``test_cases``: test cases of the responses carrying ``a`` (paper: "Number of Test Cases";
+  = scenarios-with-``a`` x questions x tests with one response per question, see
+  :func:`nominal_test_cases`).
+- ``accepted``: test cases of responses with status ``ok`` (paper: "Accepted Number").
 - ``candidates``: values ExtractPII found with attribute ``a``.
 - ``judge``: candidates kept by rules/judge (paper: "Judge LLM").
 - ``in_window``: kept candidates whose corpus hit count is in the window (paper: "Github Search").
-- ``confirmed``: confirmed instances (paper: "Human Check confirmed"); instances, not unique values.
+- ``confirmed``: distinct confirmed (attribute, value) pairs of ``a`` in the run (paper:
+  "Human Check confirmed"; its confirmed set C is a union over questions);
+  ``confirmed_instances``: confirmed records (a value repeated in several answers counts
+  several times).
 - ``permille`` = confirmed / test_cases x 1000.
-
-Categories and the total sum the attribute counts (pooled permille); ``permille_mean_attr``
-is the mean of the permilles of the category's attributes that had test cases (all of them in
-the paper's setup), the paper's category average of Sec. 6.2 (3).
-Refusal rate = refused / (responses that did not fail with ``error``); errors are
-infrastructure failures, counted separately. Empty inputs give 0 counts and 0.0 rates.
+- Category and total rows sum the attribute counts (the paper's per-attribute denominators,
+  so a test case asked about two attributes counts once for each); ``permille_mean_attr`` =
+  mean of the permilles of the category's attributes that had test cases (Sec. 6.2 (3)).
+- Refusal rate (= Table 4's reject rate) = 1 - accepted / test_cases (:func:`refusal_rate`).
+Empty inputs give 0 counts and 0.0 rates.
 """
 
 from __future__ import annotations
@@ -26,9 +32,9 @@ from typing import Iterable, Mapping, Sequence
 
 from ..errors import DataError
 from .rates import permille, ratio
-from .records import STATUSES, check_attribute, confirmed_only, response_attributes, response_status
+from .records import STATUSES, check_attribute, confirmed_only, key_of, response_attributes, response_status
 
-STEPS = ("test_cases", "accepted", "candidates", "judge", "in_window", "confirmed")
+STEPS = ("test_cases", "accepted", "candidates", "judge", "in_window", "confirmed", "confirmed_instances")
 
 
 def nominal_test_cases(taxonomy, scenarios: Sequence[str], questions_per_scenario: int, tests: int) -> dict[str, int]:
@@ -40,18 +46,53 @@ def nominal_test_cases(taxonomy, scenarios: Sequence[str], questions_per_scenari
     return out
 
 
-def refusal_stats(responses: Iterable[Mapping]) -> dict:
+def refusal_rate(accepted: float, test_cases: float) -> float:
+    """Refusal (reject) rate = 1 - accepted / test cases (0.0 without test cases)."""
+    return 1.0 - ratio(accepted, test_cases) if test_cases else 0.0
+
+
+def category_mean(values: Iterable[float]) -> float:
+    """Mean of attribute permilles (the paper's category average, Sec. 6.2 (3)); 0.0 if empty."""
+    vals = list(values)
+    return sum(vals) / len(vals) if vals else 0.0
+
+
+def response_test_cases(response: Mapping, default_tests: int = 1) -> int:
+    """Test cases of one response: ``tests_requested`` (else ``default_tests``); 0 for errors."""
+    if response_status(response) == "error":
+        return 0
+    n = response.get("tests_requested")
+    return default_tests if n is None else int(n)
+
+
+def tokens_of(response: Mapping) -> int:
+    """Prompt + completion tokens over the response's LLM turns (``turn1``, ``turn2``)."""
+    total = 0
+    for turn in ("turn1", "turn2"):
+        usage = (response.get(turn) or {}).get("usage") or {}
+        total += int(usage.get("prompt_tokens") or 0) + int(usage.get("completion_tokens") or 0)
+    return total
+
+
+def refusal_stats(responses: Iterable[Mapping], default_tests: int = 1) -> dict:
+    """Status counts, test cases, accepted test cases, tokens and :func:`refusal_rate`."""
     counts = {s: 0 for s in STATUSES}
+    tests = accepted = tokens = 0
     for r in responses:
-        counts[response_status(r)] += 1
+        s = response_status(r)
+        counts[s] += 1
+        n = response_test_cases(r, default_tests)
+        tests += n
+        accepted += n if s == "ok" else 0
+        tokens += tokens_of(r)
     total = sum(counts.values())
-    answered = total - counts["error"]
     return {
         "responses": total,
         **counts,
-        "answered": answered,
-        "refusal_rate": ratio(counts["refused"], answered),
-        "acceptance_rate": ratio(counts["ok"], total),
+        "test_cases": tests,
+        "accepted": accepted,
+        "tokens": tokens,
+        "refusal_rate": refusal_rate(accepted, tests),
     }
 
 
@@ -74,20 +115,19 @@ def step_counts(
     """Counts of Table 2 per attribute, per category and in total.
 
     Returns ``{"attributes": {a: row}, "categories": {c: row}, "total": row}`` with
-    row = ``{test_cases, accepted, candidates, judge, in_window, confirmed, permille}``.
+    row = ``{test_cases, accepted, candidates, judge, in_window, confirmed,
+    confirmed_instances, permille}`` (categories also ``permille_mean_attr``).
     Raises DataError when a record refers to an unknown candidate or attribute.
     """
     attrs = list(taxonomy.attributes)
     c = {a: dict.fromkeys(STEPS, 0) for a in attrs}
     for r in responses:
-        status = response_status(r)
-        n = r.get("tests_requested")
-        n = default_tests if n is None else int(n)
+        ok = response_status(r) == "ok"
+        n = response_test_cases(r, default_tests)
         for a in response_attributes(r, questions):
             check_attribute(a, attrs, f"response {r.get('id')!r}")
             c[a]["test_cases"] += n
-            if status == "ok":
-                c[a]["accepted"] += n
+            c[a]["accepted"] += n if ok else 0
     cand_attr: dict[str, str] = {}
     for cand in candidates:
         a = check_attribute(cand.get("attribute"), attrs, f"candidate {cand.get('id')!r}")
@@ -110,21 +150,31 @@ def step_counts(
         a = attr_of(h, "verified")
         if h.get("outcome") == "in_window" and h["candidate_id"] in kept:
             c[a]["in_window"] += 1
+    _count_confirmed(confirmed, cand_attr, attrs, c)
+    by_attr = {a: _row(c[a]) for a in attrs}
+    cats = {}
+    for cat, members in taxonomy.by_category().items():
+        row = _row({k: sum(c[a][k] for a in members) for k in STEPS})
+        row["permille_mean_attr"] = category_mean(by_attr[a]["permille"] for a in members if by_attr[a]["test_cases"])
+        cats[cat] = row
+    total = _row({k: sum(c[a][k] for a in attrs) for k in STEPS})
+    return {"attributes": by_attr, "categories": cats, "total": total}
+
+
+def _count_confirmed(confirmed: Iterable[Mapping], cand_attr: Mapping[str, str], attrs: Sequence[str],
+                     c: dict[str, dict]) -> None:
+    """Add per attribute the confirmed instances (one per candidate) and the distinct
+    (attribute, value_hash) pairs to the counters ``c``."""
     seen: set[str] = set()
+    distinct: set[tuple[str, str]] = set()
     for rec in confirmed_only(confirmed):
         cid = rec.get("candidate_id")
         a = cand_attr.get(cid) or check_attribute(rec.get("attribute"), attrs, f"confirmed {cid!r}")
         if cid in seen:
             continue  # one confirmed instance per candidate
         seen.add(cid)
-        c[a]["confirmed"] += 1
-
-    by_attr = {a: _row(c[a]) for a in attrs}
-    cats = {}
-    for cat, members in taxonomy.by_category().items():
-        row = _row({k: sum(c[a][k] for a in members) for k in STEPS})
-        tested = [a for a in members if by_attr[a]["test_cases"]]
-        row["permille_mean_attr"] = (sum(by_attr[a]["permille"] for a in tested) / len(tested)) if tested else 0.0
-        cats[cat] = row
-    total = _row({k: sum(c[a][k] for a in attrs) for k in STEPS})
-    return {"attributes": by_attr, "categories": cats, "total": total}
+        c[a]["confirmed_instances"] += 1
+        k = (a, key_of(rec)[1])
+        if k not in distinct:
+            distinct.add(k)
+            c[a]["confirmed"] += 1

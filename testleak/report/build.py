@@ -3,7 +3,8 @@ by side). Inputs are masked metrics only, so no raw candidate value can reach a 
 
 Files: table2.{md,csv}, table3.{md,csv}, table4.{md,csv}, figure1.{md,csv,png},
 paper_comparison.md. Each Markdown file names the model, experiment, verifier backend and
-review policy it was produced with.
+review policy it was produced with; results under review policy ``auto`` carry
+"(unreviewed)" in every table and figure title.
 """
 
 from __future__ import annotations
@@ -11,11 +12,24 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from .comparison import paper_comparison
+import pandas as pd
+
+from .comparison import UNREVIEWED, paper_comparison, review_label
 from .figures import figure1_png
 from .markdown import NOT_RUN, md_table, write_csv
 from .paper import load_paper_results
-from .tables import ablation_rows, ordered_runs, runs_of, table2, table3, table4
+from .tables import ablation_reference, ablation_rows, runs_frame, table2, table3, table4
+
+TABLE2_NOTE = ("Test case = one test of one answer (a baseline response is one test case); test cases = test cases of "
+               "the responses carrying the attribute (responses that failed with status error carry none); accepted = "
+               "test cases of responses with status ok; confirmed = distinct confirmed (attribute, value) pairs of the "
+               "run; confirmed instances = confirmed records (a value repeated in several answers counts several "
+               "times); permille = confirmed / test cases x 1000; refusal rate = 1 - accepted / test cases.\n\n")
+TABLE3_NOTE = ("LP>=L: share of test cases with at least L distinct confirmed elements of the category; IL>=L: at least "
+               "L elements whose hit repository-id sets interconnect (largest connected component). A test case is "
+               "one test of one answer (values outside every test form one more test case of that answer); a "
+               "baseline response is one test case. Denominator: the category's test cases (Table 2's test cases "
+               "summed over its attributes).\n\n")
 
 
 def _policy(metrics: Mapping[str, Mapping | None], default: str) -> str:
@@ -27,7 +41,6 @@ def build_reports(
     params: Mapping,
     metrics: Mapping[str, Mapping | None],
     curves: Mapping[str, Sequence[Mapping] | None],
-    key_files: Sequence[Mapping],
     taxonomy,
     out_dir: str | Path,
     paper: Mapping | None = None,
@@ -37,59 +50,55 @@ def build_reports(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paper = paper or load_paper_results()
-    runs = params["experiment"]["runs"]
+    frame = runs_frame(params["experiment"]["runs"], metrics)
     policy = _policy(metrics, params["review"]["policy"])
+    tag = f" ({UNREVIEWED})" if UNREVIEWED in review_label(policy) else ""
     header = (f"Model `{params['model']['name']}`, experiment `{params['experiment']['name']}`, verifier "
-              f"`{params['verifier']['backend']}`, review policy `{policy}`.\n\n")
+              f"`{params['verifier']['backend']}`, review policy `{review_label(policy)}`.\n\n")
     written: list[Path] = []
 
     def emit(name: str, title: str, headers, rows, note: str = "") -> None:
-        (out / f"{name}.md").write_text(f"# {title}\n\n{header}{note}{md_table(headers, rows)}", encoding="utf-8")
+        (out / f"{name}.md").write_text(f"# {title}{tag}\n\n{header}{note}{md_table(headers, rows)}", encoding="utf-8")
         write_csv(out / f"{name}.csv", headers, rows)
         written.extend([out / f"{name}.md", out / f"{name}.csv"])
 
-    emit("table2", "Table 2: step-wise leakage per attribute", *table2(runs, metrics, taxonomy),
-         note="Test cases = tests requested over all responses carrying the attribute; accepted = of responses "
-              "with status ok; permille = confirmed / test cases.\n\n")
-    emit("table3", "Table 3: leakage levels per method and category", *table3(runs, metrics, taxonomy),
-         note="LP>=L: share of responses with at least L confirmed elements; IL>=L: at least L elements whose hit "
-              "repository-id sets interconnect (largest connected component). Denominator: responses without "
-              "status error.\n\n")
-    ours = runs_of(runs, "ours")
-    ref_run = next((r for r in ours if int(runs[r].get("round", 0)) == 0), ours[0] if ours else "ours")
-    scores = ablation_rows(key_files, ref_run, params["model"]["name"])
+    emit("table2", "Table 2: step-wise leakage per attribute", *table2(frame, metrics, taxonomy), note=TABLE2_NOTE)
+    emit("table3", "Table 3: leakage levels per method and category", *table3(frame, metrics, taxonomy),
+         note=TABLE3_NOTE)
+    scores = ablation_rows(frame, metrics)
     emit("table4", "Table 4: ablation against the full pipeline", *table4(scores, paper["table4"]["variants"]),
-         note=f"Reference: confirmed (attribute, value hash) set of run `{ref_run}` with variant `none`. Each "
-              "variant comes from its own `dvc exp run -S ablation=<variant>` (metrics/keys/<variant>/).\n\n")
-
-    order = ordered_runs(runs)
-    labels = {r: r if r == runs[r]["method"] else f"{r} ({runs[r]['method']})" for r in order}
-    cats = list(taxonomy.categories)
-    fig_rows = []
-    for r in order:
-        rows = curves.get(r)
-        if rows is None:
-            fig_rows.append([r, runs[r]["method"], NOT_RUN, NOT_RUN] + [NOT_RUN] * len(cats))
-            continue
-        for row in rows:
-            fig_rows.append([r, runs[r]["method"], int(row["responses"]), int(row["all"])] + [int(row[c]) for c in cats])
-    fig_headers = ["run", "method", "responses", "all"] + cats
-    write_csv(out / "figure1.csv", fig_headers, fig_rows)
-    png = figure1_png({r: curves.get(r) for r in order}, cats, out / "figure1.png", labels,
-                      title=f"{params['model']['name']} / {params['experiment']['name']} / policy {policy}")
-    last = []
-    for r in order:
-        rows = curves.get(r)
-        if rows is None:
-            last.append([r, runs[r]["method"], NOT_RUN] + [NOT_RUN] * len(cats))
-        else:
-            fin = rows[-1] if rows else {"responses": 0, **{c: 0 for c in cats}}
-            last.append([r, runs[r]["method"], int(fin["responses"])] + [int(fin[c]) for c in cats])
-    (out / "figure1.md").write_text(
-        "# Figure 1: confirmed instances vs number of responses\n\n" + header + "![figure 1](figure1.png)\n\n"
-        + md_table(["run", "method", "responses"] + cats, last), encoding="utf-8")
-    written += [out / "figure1.csv", png, out / "figure1.md"]
-
-    (out / "paper_comparison.md").write_text(paper_comparison(params, paper, metrics, taxonomy, scores, policy), encoding="utf-8")
+         note=f"Reference: distinct confirmed (attribute, value hash) set of run `{ablation_reference(frame)}` "
+              "(method ours, variant none). Each variant row comes from the run of this experiment with that "
+              "variant (experiment.runs.RUN.ablation, or `-S ablation=<variant>`). TP = |variant & reference|, "
+              "FN = |reference - variant|, FP = |variant - reference|; precision, recall, F1 pooled over the run; "
+              "reject rate = 1 - accepted / test cases.\n\n")
+    written += figure1(frame, curves, taxonomy, out, header, f"{params['model']['name']} / "
+                       f"{params['experiment']['name']} / review {review_label(policy)}", tag)
+    (out / "paper_comparison.md").write_text(paper_comparison(params, paper, metrics, taxonomy, scores, policy, frame),
+                                             encoding="utf-8")
     written.append(out / "paper_comparison.md")
     return written
+
+
+def figure1(frame: pd.DataFrame, curves: Mapping[str, Sequence[Mapping] | None], taxonomy, out: Path, header: str,
+            title: str, tag: str) -> list[Path]:
+    """figure1.{csv,png,md}: cumulative confirmed instances per category vs responses."""
+    cats = list(taxonomy.categories)
+    labels = dict(zip(frame["run"], frame["label"]))
+    fig_rows, last = [], []
+    for r in frame.itertuples():
+        rows = curves.get(r.run)
+        if rows is None:
+            fig_rows.append([r.run, r.method, NOT_RUN, NOT_RUN] + [NOT_RUN] * len(cats))
+            last.append([r.label, r.method, NOT_RUN] + [NOT_RUN] * len(cats))
+            continue
+        for row in rows:
+            fig_rows.append([r.run, r.method, int(row["responses"]), int(row["all"])] + [int(row[c]) for c in cats])
+        fin = rows[-1] if rows else {"responses": 0, **{c: 0 for c in cats}}
+        last.append([r.label, r.method, int(fin["responses"])] + [int(fin[c]) for c in cats])
+    write_csv(out / "figure1.csv", ["run", "method", "responses", "all"] + cats, fig_rows)
+    png = figure1_png({r: curves.get(r) for r in frame["run"]}, cats, out / "figure1.png", labels, title=title)
+    (out / "figure1.md").write_text(
+        f"# Figure 1: confirmed instances vs number of responses{tag}\n\n" + header + "![figure 1](figure1.png)\n\n"
+        + md_table(["run", "method", "responses"] + cats, last), encoding="utf-8")
+    return [out / "figure1.csv", png, out / "figure1.md"]

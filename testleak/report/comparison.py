@@ -1,55 +1,87 @@
 """``reports/paper_comparison.md``: the paper's published numbers (Tables 2-4, Sec. 6.2)
-beside ours, with the settings of each side, so that a reader sees what is comparable.
+beside ours, like with like: the same unit and the same definition on both sides, and on
+every row of ours the review policy and verifier it was obtained under.
 
 Counts are not comparable (the paper averages a model family over 8 x 20 x 10 test cases;
-we run one model at the experiment's size), so the comparison puts rates side by side:
-permille per attribute and category, refusal rate, LP/IL, and the ablation scores.
+we run the experiment's models at the experiment's size), so rates are put side by side:
+permille per attribute and category, refusal rate, LP/IL over test cases, and the ablation
+scores. The "Paper arithmetic" section (:mod:`.arithmetic`) checks that our metric functions
+reproduce the paper's numbers from its own counts.
 """
 
 from __future__ import annotations
 
 from typing import Mapping
 
+import pandas as pd
+
+from .arithmetic import arithmetic_section
 from .markdown import NOT_RUN, frac_pm, md_table, num, pc, pct, pm
-from .tables import LEVELS, VARIANT_ORDER, runs_of
+from .tables import LEVELS, VARIANT_ORDER, final_ours
+
+UNREVIEWED = "unreviewed"
 
 
-def _settings(params: Mapping, paper: Mapping, metrics: Mapping[str, Mapping | None], policy: str) -> str:
+def review_label(policy: str | None) -> str:
+    """The review policy as shown in titles: ``auto`` confirms every in-window candidate
+    without a human, so its results are labelled unreviewed."""
+    p = policy or "unknown"
+    return f"{p} ({UNREVIEWED})" if "auto" in p.split("+") else p
+
+
+def obtained_under(m: Mapping | None, params: Mapping) -> str:
+    if not m:
+        return NOT_RUN
+    return f"{m.get('verifier') or params['verifier']['backend']} verifier, review {review_label(m.get('policy'))}"
+
+
+def _settings(params: Mapping, paper: Mapping, frame: pd.DataFrame, policy: str) -> str:
     e = params["experiment"]
     st = paper["setup"]
     fams = "; ".join(f"{f['label']}: {', '.join(f['models'])}" for f in st["families"].values())
-    runs = ", ".join(f"{r} ({s['method']}, round {s.get('round', 0)})" for r, s in e["runs"].items())
-    ran = ", ".join(r for r, m in metrics.items() if m) or "none"
+    runs = ", ".join(f"{r.run} ({r.method}, {r.variant}, round {r.round})" for r in frame.itertuples())
+    ran = ", ".join(frame.loc[frame["ran"], "run"]) or "none"
     rows = [
         ["Models", fams, f"{params['model']['name']} (family {params['model'].get('family')})"],
         ["Experiment", "the paper's main run", f"{e['name']}; runs: {runs}; with metrics: {ran}"],
         ["Size", f"{st['scenarios']} scenarios x {st['questions_per_scenario']} questions x {st['tests_per_question']} tests",
-         f"{len(e['scenarios'])} scenarios x {e['questions_per_scenario']} questions x {e['tests_per_function']} tests; "
-         f"baseline budget {e.get('baseline_budget')} responses"],
+         f"{len(e['scenarios'])} scenarios x {e['questions_per_scenario']} questions x {e['tests_per_function']} tests "
+         f"per function, {e.get('functions_per_response', 1)} functions per answer; baseline budget "
+         f"{e.get('baseline_budget')} responses"],
         ["Verifier", st["verifier"],
          f"{params['verifier']['backend']} corpus search, hit window {params['verifier']['window']['min']} <= k <= "
          f"{params['verifier']['window']['max']}"],
-        ["Review policy", st["review"], policy],
+        ["Review policy", st["review"], review_label(policy)],
         ["Judge LLM", "per the paper (Sec. 4.3)", params["judge"]["name"]],
-        ["Ablation variant", "all of Table 4", params["ablation"]["name"]],
     ]
     return md_table(["Setting", "Paper", "Ours"], rows)
 
 
 def paper_comparison(params: Mapping, paper: Mapping, metrics: Mapping[str, Mapping | None], taxonomy,
-                     ablation: Mapping[str, dict | None], policy: str) -> str:
-    runs = params["experiment"]["runs"]
-    ours = runs_of(runs, "ours")
-    main = ours[0] if ours else None
-    mm = metrics.get(main) if main else None
-    t2 = paper["table2"]
+                     ablation: Mapping[str, dict | None], policy: str, frame: pd.DataFrame) -> str:
+    main = final_ours(frame)
     out = ["# Paper vs ours\n",
            "Paper: arXiv 2605.15248 (Tables 2-4, Sec. 6.2), transcribed in testleak/resources/paper_results.yaml. "
-           "Ours: this repository's masked metrics (metrics/*.json). Paper counts are per-family averages, so "
-           "rates are compared, not counts.\n",
-           "## Settings\n", _settings(params, paper, metrics, policy)]
+           "Ours: this repository's masked metrics (data/metrics/RUN.json). Paper counts are per-family "
+           "averages over several models, so rates are compared, not counts. \"ours\" is the final library round "
+           f"of our method (run `{main or NOT_RUN}`). Results under review policy `auto` are {UNREVIEWED}: every "
+           "in-window candidate is confirmed without a human (the paper's reviewers confirmed 35-41 %).\n",
+           "## Settings\n", _settings(params, paper, frame, policy), "", arithmetic_section(paper, taxonomy),
+           _table2_section(params, paper, metrics, taxonomy, main),
+           _table3_section(params, paper, metrics, taxonomy, frame, main),
+           _table4_section(params, paper, metrics, ablation)]
+    return "\n".join(out)
 
-    out.append(f"\n## Table 2: confirmed permille per attribute (ours: run `{main or NOT_RUN}`)\n")
+
+def _table2_section(params: Mapping, paper: Mapping, metrics: Mapping[str, Mapping | None], taxonomy,
+                    main: str | None) -> str:
+    mm = metrics.get(main) if main else None
+    under = obtained_under(mm, params)
+    t2 = paper["table2"]
+    out = [f"\n## Table 2: confirmed permille per attribute (ours: run `{main or NOT_RUN}`)\n",
+           "Same definition on both sides: permille = distinct confirmed (attribute, value) / test cases x 1000, "
+           "a test case being one test of one answer; category row = mean of the attribute permilles; refusal "
+           "rate = 1 - accepted / test cases. Paper: mean over a family's models; ours: one model.\n"]
     rows = []
     for cat, members in taxonomy.by_category().items():
         for a in members:
@@ -57,45 +89,72 @@ def paper_comparison(params: Mapping, paper: Mapping, metrics: Mapping[str, Mapp
             o = mm["steps"]["attributes"][a] if mm else None
             rows.append([cat, taxonomy.attribute(a).label, pm(g["permille"], 1), pm(d["permille"], 1),
                          pm(o["permille"], 1) if o else NOT_RUN,
-                         f"{num(o['confirmed'])} / {num(o['test_cases'])}" if o else NOT_RUN])
+                         f"{num(o['confirmed'])} / {num(o['test_cases'])}" if o else NOT_RUN, under])
         c = mm["steps"]["categories"][cat] if mm else None
-        rows.append([cat, "(category mean of attribute permilles)", "", "",
-                     pm(c["permille_mean_attr"], 2) if c else NOT_RUN, f"paper, both families: {pm(paper['category_permille'][cat], 2)}"])
+        rows.append([cat, "(category mean of attribute permilles)", "", "", pm(c["permille_mean_attr"], 2) if c else NOT_RUN,
+                     f"paper, both families: {pm(paper['category_permille'][cat], 2)}", under])
     tot = mm["steps"]["total"] if mm else None
     rows.append(["Total", "", pm(t2["total"]["gpt"]["permille"], 1), pm(t2["total"]["deepseek"]["permille"], 1),
                  pm(tot["permille"], 1) if tot else NOT_RUN,
-                 f"{num(tot['confirmed'])} / {num(tot['test_cases'])}" if tot else NOT_RUN])
+                 f"{num(tot['confirmed'])} / {num(tot['test_cases'])}" if tot else NOT_RUN, under])
     rows.append(["Refusal rate", "", pct(paper["refusal_rate"]["gpt"]), pct(paper["refusal_rate"]["deepseek"]),
-                 pct(mm["responses"]["refusal_rate"]) if mm else NOT_RUN, ""])
-    out.append(md_table(["Category", "Attribute", "Paper GPT", "Paper DeepSeek", "Ours", "Ours confirmed / test cases"], rows))
+                 pct(mm["responses"]["refusal_rate"]) if mm else NOT_RUN,
+                 f"{num(mm['responses']['accepted'])} accepted / {num(mm['responses']['test_cases'])}" if mm else NOT_RUN,
+                 under])
+    out.append(md_table(["Category", "Attribute", "Paper GPT", "Paper DeepSeek", "Ours", "Ours confirmed / test cases",
+                         "Ours obtained under"], rows))
 
+    return "\n".join(out)
+
+
+def _table3_section(params: Mapping, paper: Mapping, metrics: Mapping[str, Mapping | None], taxonomy,
+                    frame: pd.DataFrame, main: str | None) -> str:
+    out = []
     out.append("\n## Table 3: LP / IL (permille), paper vs ours\n")
+    out.append("Same definition on both sides: LP>=L = share of test cases with at least L distinct confirmed "
+               "elements of the category, over the category's test cases; IL>=L = at least L elements whose "
+               "hit repository-id sets interconnect. Our method: a test case is one test of one answer; baselines: "
+               "one response is one test case (as in the paper).\n")
     if paper["table3"]["methods"].get("codexleaks", {}).get("reconstructed"):
-        out.append("The paper's CodexLeaks Private/Secret cells are reconstructed from a scrambled extraction.\n\n")
+        out.append("The paper's CodexLeaks Private/Secret cells are reconstructed from a scrambled extraction.\n")
     rows = []
     for method in ("codebreaker", "codexleaks", "ours"):
-        prun = runs_of(runs, method)
-        m = metrics.get(prun[0]) if prun else None
+        pick = frame[(frame["method"] == method) & (frame["variant"] == "none")]
+        run = main if method == "ours" else (str(pick.iloc[0]["run"]) if not pick.empty else None)
+        m = metrics.get(run) if run else None
         for cat in taxonomy.categories:
             p = paper["table3"]["methods"][method][cat]
-            rows.append([method, cat, "paper"] + [pm(p[k]) for k, _ in LEVELS])
+            rows.append([method, cat, "paper"] + [pm(p[k]) for k, _ in LEVELS] + ["GitHub search, two human reviewers"])
+            side = f"this repo, run {run}" if run else "this repo (no run configured)"
             if m:
-                rows.append([method, cat, f"this repo, run {prun[0]}"] + [frac_pm(m["leakage"][cat][k]) for k, _ in LEVELS])
+                rows.append([method, cat, side] + [frac_pm(m["leakage"][cat][k]) for k, _ in LEVELS]
+                            + [obtained_under(m, params)])
             else:
-                rows.append([method, cat, f"this repo, run {prun[0]}" if prun else "this repo (no run configured)"] + [NOT_RUN] * len(LEVELS))
-    out.append(md_table(["Method", "Category", "Side"] + [h for _, h in LEVELS], rows))
+                rows.append([method, cat, side] + [NOT_RUN] * len(LEVELS) + [NOT_RUN])
+    out.append(md_table(["Method", "Category", "Side"] + [h for _, h in LEVELS] + ["Obtained under"], rows))
 
+    return "\n".join(out)
+
+
+def _table4_section(params: Mapping, paper: Mapping, metrics: Mapping[str, Mapping | None],
+                    ablation: Mapping[str, dict | None]) -> str:
+    out = []
     out.append("\n## Table 4: ablation against the full pipeline, paper vs ours\n")
+    out.append("TP/FN/FP compare a variant's distinct confirmed set with the full pipeline's. Paper: counts averaged "
+               "over models and precision/recall/F1 averaged per model (macro; see Paper arithmetic); ours: one "
+               "run per variant, pooled. Reject rate = 1 - accepted / test cases.\n")
     rows = []
     for v in VARIANT_ORDER:
         p = paper["table4"]["variants"][v]
         rows.append([v, "paper", num(p["tp"]), num(p["fn"]), num(p["fp"]), pc(p["precision"]), pc(p["recall"]),
-                     pc(p["f1"]), pc(p["reject_rate"], 2)])
+                     pc(p["f1"]), pc(p["reject_rate"], 2), "GitHub search, two human reviewers; macro over models"])
         s = ablation.get(v)
         if s is None:
-            rows.append([v, "this repo"] + [NOT_RUN] * 7)
+            rows.append([v, "this repo"] + [NOT_RUN] * 8)
         else:
-            rows.append([v, "this repo", num(s["tp"]), num(s["fn"]), num(s["fp"]), pct(s["precision"]), pct(s["recall"]),
-                         pct(s["f1"]), pct(s["reject_rate"], 2)])
-    out.append(md_table(["Variant", "Side", "TP", "FN", "FP", "Precision", "Recall", "F1", "Reject rate"], rows))
+            rows.append([v, f"this repo, run {s['run']}", num(s["tp"]), num(s["fn"]), num(s["fp"]), pct(s["precision"]),
+                         pct(s["recall"]), pct(s["f1"]), pct(s["reject_rate"], 2),
+                         obtained_under(metrics.get(s["run"]), params) + "; pooled, one model"])
+    out.append(md_table(["Variant", "Side", "TP", "FN", "FP", "Precision", "Recall", "F1", "Reject rate",
+                         "Obtained under"], rows))
     return "\n".join(out)

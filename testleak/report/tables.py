@@ -1,125 +1,175 @@
 """Tables 2-4 of the paper (Sec. 6.2) from masked run metrics.
 
-Inputs are the dicts the metrics stage writes (``metrics/RUN.json``, ``None`` for a run that
-has no metrics yet) and the confirmed-key files (``metrics/keys/VARIANT/RUN.json``). A run
-without metrics appears as "not run"; nothing crashes on a missing run.
-Each function returns ``(headers, rows)`` with display strings, for Markdown and CSV alike.
+Inputs are the dicts the metrics stage writes (``data/metrics/RUN.json``; ``None`` for a
+run of ``params.experiment.runs`` that has no metrics yet). A run without metrics appears as
+"not run"; nothing crashes on a missing run. The runs are described once, as a pandas frame
+(:func:`runs_frame`: run, method, variant, round, policy, verifier, label); every table selects
+from it by method and variant. Each table function returns ``(headers, rows)`` with display
+strings, for Markdown and CSV alike.
+
+"Which round is ours": the final round of method ``ours`` with variant ``none`` is labelled
+``ours`` (the paper's pipeline after its library rounds); earlier rounds ``ours (round k)``,
+ablation runs ``ours [variant]``.
 """
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Mapping
+
+import pandas as pd
 
 from ..metrics import ablation_scores
 from .markdown import NOT_RUN, frac_pm, num, pct, pm
 
 METHOD_ORDER = ("codebreaker", "codexleaks", "ours")
 STEP_COLS = (("test_cases", "test cases"), ("accepted", "accepted"), ("judge", "judge LLM"),
-             ("in_window", "in window"), ("confirmed", "confirmed"))
+             ("in_window", "in window"), ("confirmed", "confirmed"), ("confirmed_instances", "confirmed instances"))
 LEVELS = (("lp1", "LP>=1"), ("lp2", "LP>=2"), ("lp3", "LP>=3"), ("il2", "IL>=2"), ("il3", "IL>=3"))
 VARIANT_ORDER = ("no_cgq", "no_fl", "no_tg", "tg_only", "none")
+
+
+def runs_frame(runs: Mapping[str, Mapping], metrics: Mapping[str, Mapping | None]) -> pd.DataFrame:
+    """One row per configured run, in table order (baselines, then ours by variant/round):
+    run, method, variant, round, ran (has metrics), policy, verifier, label."""
+    recs = []
+    for r, spec in runs.items():
+        m = metrics.get(r)
+        own = spec.get("ablation") or {}
+        variant = m.get("variant") if m else (own.get("name") or "none") if spec["method"] == "ours" else "none"
+        recs.append({"run": r, "method": spec["method"], "variant": variant or "none", "round": int(spec.get("round", 0)),
+                     "ran": m is not None, "policy": m.get("policy") if m else None,
+                     "verifier": m.get("verifier") if m else None})
+    df = pd.DataFrame(recs, columns=["run", "method", "variant", "round", "ran", "policy", "verifier"])
+    if df.empty:
+        return df.assign(label=pd.Series(dtype=str))
+    df["m_order"] = df["method"].map(lambda x: METHOD_ORDER.index(x) if x in METHOD_ORDER else len(METHOD_ORDER))
+    df["v_order"] = df["variant"].map(lambda x: 0 if x == "none" else 1)
+    df = df.sort_values(["m_order", "v_order", "round"], kind="stable").drop(columns=["m_order", "v_order"])
+    final = final_ours(df)
+    df["label"] = [
+        row.run if row.method != "ours" else
+        "ours" if row.run == final else
+        f"ours (round {row.round})" if row.variant == "none" else f"ours [{row.variant}]"
+        for row in df.itertuples()]
+    return df.reset_index(drop=True)
+
+
+def final_ours(df: pd.DataFrame) -> str | None:
+    """The run reported as "ours": the highest round of method ours, variant none."""
+    full = df[(df["method"] == "ours") & (df["variant"] == "none")]
+    if full.empty:
+        full = df[df["method"] == "ours"]
+    return None if full.empty else str(full.sort_values("round", kind="stable").iloc[-1]["run"])
 
 
 def runs_of(runs: Mapping[str, Mapping], method: str) -> list[str]:
     return [r for r, spec in runs.items() if spec["method"] == method]
 
 
-def ordered_runs(runs: Mapping[str, Mapping]) -> list[str]:
-    out = [r for m in METHOD_ORDER for r in runs_of(runs, m)]
-    return out + [r for r in runs if r not in out]
-
-
-def _label(run: str, m: Mapping | None) -> str:
-    return f"{run} ({m['model']})" if m else run
-
-
-def table2(runs: Mapping[str, Mapping], metrics: Mapping[str, Mapping | None], taxonomy):
-    """Step-wise counts per attribute for every run of our method (Table 2 layout)."""
-    ours = runs_of(runs, "ours")
+def table2(frame: pd.DataFrame, metrics: Mapping[str, Mapping | None], taxonomy):
+    """Step-wise counts per attribute for every full-pipeline run of our method (Table 2)."""
+    ours = frame[(frame["method"] == "ours") & (frame["variant"] == "none")]
     headers = ["Category", "Attribute"]
-    for r in ours:
-        lab = _label(r, metrics.get(r))
+    for lab in ours["label"]:
         headers += [f"{lab}: {h}" for _, h in STEP_COLS] + [f"{lab}: permille"]
     rows = []
 
-    def cells(r, row):
+    def cells(row):
         if row is None:
             return [NOT_RUN] * (len(STEP_COLS) + 1)
         return [num(row[k]) for k, _ in STEP_COLS] + [pm(row["permille"], 1)]
 
+    def line(first, pick):
+        out = list(first)
+        for r in ours["run"]:
+            m = metrics.get(r)
+            out += cells(pick(m["steps"]) if m else None)
+        return out
+
     for cat, members in taxonomy.by_category().items():
         for a in members:
-            line = [cat, taxonomy.attribute(a).label]
-            for r in ours:
-                m = metrics.get(r)
-                line += cells(r, m["steps"]["attributes"].get(a) if m else None)
-            rows.append(line)
-        line = [cat, "(category)"]
-        for r in ours:
-            m = metrics.get(r)
-            line += cells(r, m["steps"]["categories"].get(cat) if m else None)
-        rows.append(line)
-    line = ["Total", ""]
-    for r in ours:
+            rows.append(line([cat, taxonomy.attribute(a).label], lambda s, a=a: s["attributes"].get(a)))
+        rows.append(line([cat, "(category)"], lambda s, cat=cat: s["categories"].get(cat)))
+    rows.append(line(["Total", ""], lambda s: s["total"]))
+    refusal = ["Refusal rate", ""]
+    for r in ours["run"]:
         m = metrics.get(r)
-        line += cells(r, m["steps"]["total"] if m else None)
-    rows.append(line)
-    line = ["Refusal rate", ""]
-    for r in ours:
-        m = metrics.get(r)
-        line += [pct(m["responses"]["refusal_rate"]) if m else NOT_RUN] + [""] * len(STEP_COLS)
-    rows.append(line)
+        refusal += [pct(m["responses"]["refusal_rate"]) if m else NOT_RUN] + [""] * len(STEP_COLS)
+    rows.append(refusal)
     return headers, rows
 
 
-def table3(runs: Mapping[str, Mapping], metrics: Mapping[str, Mapping | None], taxonomy):
-    """LP-L / IL-L per run (method) and category, in permille (Table 3 layout)."""
-    headers = ["Method", "Run", "Category", "Responses"] + [h for _, h in LEVELS]
+def table3(frame: pd.DataFrame, metrics: Mapping[str, Mapping | None], taxonomy):
+    """LP-L / IL-L per run and category, in permille (Table 3 layout), over test cases."""
+    headers = ["Method", "Run", "Category", "Test cases"] + [h for _, h in LEVELS]
     rows = []
-    for r in ordered_runs(runs):
-        m = metrics.get(r)
+    for row in frame.itertuples():
+        m = metrics.get(row.run)
         for cat in list(taxonomy.categories) + ["all"]:
             if m is None:
-                rows.append([runs[r]["method"], r, cat, NOT_RUN] + [NOT_RUN] * len(LEVELS))
+                rows.append([row.label, row.run, cat, NOT_RUN] + [NOT_RUN] * len(LEVELS))
             else:
                 lv = m["leakage"][cat]
-                rows.append([runs[r]["method"], r, cat, m["leakage"]["responses"]] + [frac_pm(lv[k]) for k, _ in LEVELS])
+                rows.append([row.label, row.run, cat, num(m["leakage"]["test_cases"][cat])]
+                            + [frac_pm(lv[k]) for k, _ in LEVELS])
     return headers, rows
 
 
-def ablation_rows(key_files: Sequence[Mapping], reference_run: str, model: str | None = None) -> dict[str, dict | None]:
-    """Scores per variant of ``reference_run`` against its variant ``none`` (None when the
-    variant, or the reference, was not run)."""
-    mine = [k for k in key_files if k.get("run") == reference_run and k.get("method") == "ours"
-            and (model is None or k.get("model") == model)]
-    by_variant = {k["variant"]: k for k in mine}
-    ref = by_variant.get("none")
+def ablation_reference(frame: pd.DataFrame) -> str | None:
+    """Table 4's reference: the variant-none run of ours at the round of the ablation runs
+    (they share its library; round 0 in every shipped experiment), else the final ours."""
+    ours = frame[frame["method"] == "ours"]
+    abl = ours[ours["variant"] != "none"]
+    full = ours[ours["variant"] == "none"]
+    if not abl.empty:
+        same = full[full["round"] == int(abl["round"].min())]
+        if not same.empty:
+            return str(same.iloc[0]["run"])
+    return final_ours(frame)
+
+
+def ablation_rows(frame: pd.DataFrame, metrics: Mapping[str, Mapping | None]) -> dict[str, dict | None]:
+    """Scores per variant against the reference run's confirmed keys (None when the variant
+    was not run). Runs are chosen by method ``ours`` and their variant, among the runs of
+    the experiment only."""
+    ref_run = ablation_reference(frame)
+    ref = metrics.get(ref_run) if ref_run else None
+    ours = frame[(frame["method"] == "ours") & frame["ran"]]
+    by_variant: dict[str, str] = {}
+    for row in ours.itertuples():
+        if row.variant == "none":
+            continue
+        by_variant.setdefault(row.variant, row.run)
     out: dict[str, dict | None] = {}
     for v in list(VARIANT_ORDER) + sorted(set(by_variant) - set(VARIANT_ORDER)):
-        k = by_variant.get(v)
-        if k is None:
+        if v == "none":
+            out[v] = None if ref is None else {
+                "tp": None, "fn": None, "fp": None, "precision": None, "recall": None, "f1": None,
+                "reject_rate": ref["responses"]["refusal_rate"], "reference_size": len(ref["keys"]), "run": ref_run}
+            continue
+        run = by_variant.get(v)
+        if run is None:
             out[v] = None
-        elif v == "none":
+            continue
+        k = metrics[run]
+        if ref is None:
             out[v] = {"tp": None, "fn": None, "fp": None, "precision": None, "recall": None, "f1": None,
-                      "reject_rate": k.get("reject_rate"), "reference_size": len(k["keys"])}
-        elif ref is None:
-            out[v] = {"tp": None, "fn": None, "fp": None, "precision": None, "recall": None, "f1": None,
-                      "reject_rate": k.get("reject_rate"), "note": "reference (variant none) not run"}
+                      "reject_rate": k["responses"]["refusal_rate"], "note": "reference (variant none) not run", "run": run}
         else:
-            out[v] = ablation_scores(ref["keys"], k["keys"], k.get("reject_rate"))
+            out[v] = {**ablation_scores(ref["keys"], k["keys"], k["responses"]["refusal_rate"]), "run": run}
     return out
 
 
 def table4(scores: Mapping[str, dict | None], flags: Mapping[str, Mapping]):
     """Ablation table (Table 4 layout): components, TP FN FP, precision recall F1, reject rate."""
-    headers = ["Variant", "CGQ", "FL", "TG", "TP", "FN", "FP", "Precision", "Recall", "F1", "Reject rate"]
+    headers = ["Variant", "Run", "CGQ", "FL", "TG", "TP", "FN", "FP", "Precision", "Recall", "F1", "Reject rate"]
     rows = []
     for v, s in scores.items():
         f = flags.get(v, {})
         comp = ["✓" if f.get(c) else ("✗" if c in f else "?") for c in ("cgq", "fl", "tg")]
         if s is None:
-            rows.append([v, *comp] + [NOT_RUN] * 7)
+            rows.append([v, NOT_RUN, *comp] + [NOT_RUN] * 7)
         else:
-            rows.append([v, *comp, num(s["tp"]), num(s["fn"]), num(s["fp"]), pct(s["precision"]),
+            rows.append([v, s["run"], *comp, num(s["tp"]), num(s["fn"]), num(s["fp"]), pct(s["precision"]),
                          pct(s["recall"]), pct(s["f1"]), pct(s["reject_rate"], 2)])
     return headers, rows

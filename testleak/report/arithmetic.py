@@ -1,0 +1,95 @@
+"""The "Paper arithmetic" section of reports/paper_comparison.md: the paper's own published
+counts (Table 2 test cases, accepted and confirmed per family; Table 4 TP/FN/FP) fed through
+*our* metric functions (:mod:`testleak.metrics`), beside the numbers the paper prints.
+
+A derived number "matches" when, rounded half-up to the published number of decimals, it
+equals the published one. Mismatches are the paper's own inconsistencies; each is explained
+in ``paper_results.yaml`` (``inconsistencies``) and in the section text.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Mapping
+
+from ..metrics import category_mean, category_test_cases, permille, prf, ratio, refusal_rate, round_half_up
+from .markdown import md_table
+
+FAMILIES = ("gpt", "deepseek")
+
+
+def _row(quantity: str, derived: float, published: float, unit: str, how: str, digits: int) -> dict:
+    """``digits``: the decimals the paper prints for this quantity."""
+    return {"quantity": quantity, "derived": derived, "published": published, "unit": unit, "how": how,
+            "match": round_half_up(derived, digits) == round_half_up(published, digits), "digits": digits}
+
+
+def paper_arithmetic(paper: Mapping, taxonomy) -> list[dict]:
+    """Rows ``{quantity, derived, published, unit, how, match, digits}``."""
+    t2, t4 = paper["table2"], paper["table4"]["variants"]
+    tc = t2["test_cases"]
+    fam = t2["families"]
+    total_tc = t2["total"]["test_cases"]
+    rows = []
+    for f in FAMILIES:
+        for a in taxonomy.attributes:
+            r = fam[f][a]
+            rows.append(_row(f"Table 2 permille, {f}, {a}", permille(r["confirmed"], tc[a]), r["permille"], "‰",
+                             f"permille({r['confirmed']}, {tc[a]})", 1))
+    for cat, members in taxonomy.by_category().items():
+        pub = paper["category_permille"][cat]
+        rows.append(_row(f"Sec. 6.2 (3) category mean, {cat}",
+                         category_mean(fam[f][a]["permille"] for f in FAMILIES for a in members), pub, "‰",
+                         "category_mean of the published (rounded) attribute permilles, both families", 2))
+        rows.append(_row(f"Sec. 6.2 (3) category mean from counts, {cat}",
+                         category_mean(permille(fam[f][a]["confirmed"], tc[a]) for f in FAMILIES for a in members),
+                         pub, "‰", "category_mean of permille(confirmed, test cases), both families", 2))
+    rates = {}
+    for f in FAMILIES:
+        acc = t2["total"][f]["accepted"]
+        rates[f] = refusal_rate(acc, total_tc)
+        rows.append(_row(f"Sec. 6.2 (1) refusal rate, {f}", 100 * rates[f], 100 * paper["refusal_rate"][f], "%",
+                         f"refusal_rate({acc}, {total_tc}) (Table 2 total row)", 1))
+        row_sum = sum(fam[f][a]["accepted"] for a in taxonomy.attributes)
+        rows.append(_row(f"Sec. 6.2 (1) refusal rate from accepted row sum, {f}", 100 * refusal_rate(row_sum, total_tc),
+                         100 * paper["refusal_rate"][f], "%", f"refusal_rate({row_sum:.1f}, {total_tc})", 1))
+    rows.append(_row("Table 4 reject rate, full pipeline", 100 * sum(rates.values()) / len(rates),
+                     t4["none"]["reject_rate"], "%", "mean of the two families' refusal rates", digits=2))
+    ours = paper["table3"]["methods"]["ours"]
+    for cat, members in taxonomy.by_category().items():
+        den = category_test_cases(tc, members)
+        per = [1000 * ratio(sum(fam[f][a]["confirmed"] for a in members), den) for f in FAMILIES]
+        rows.append(_row(f"Table 3 Ours LP>=1, {cat}", sum(per) / len(per), ours[cat]["lp1"], "‰",
+                         f"mean over families of confirmed / {den} test cases (at most one leak per test case)", digits=2))
+    for v, p in t4.items():
+        if p.get("tp") is None:
+            continue
+        s = prf(p["tp"], p["fn"], p["fp"])
+        for k in ("precision", "recall", "f1"):
+            rows.append(_row(f"Table 4 {k}, {v}", 100 * s[k], p[k], "%",
+                             f"prf(TP={p['tp']}, FN={p['fn']}, FP={p['fp']}) on the averaged counts (pooled)", 1))
+    return rows
+
+
+def arithmetic_section(paper: Mapping, taxonomy) -> str:
+    rows = paper_arithmetic(paper, taxonomy)
+    body = [[r["quantity"], f"{r['derived']:.{r['digits'] + 2}f}{r['unit']}",
+             f"{r['published']:.{r['digits']}f}{r['unit']}", "yes" if r["match"] else "**no**", r["how"]] for r in rows]
+    n_ok = sum(r["match"] for r in rows)
+    notes = paper.get("inconsistencies") or []
+    text = ["## Paper arithmetic\n",
+            "The paper's own published counts (Table 2: test cases, accepted and confirmed per family; Table 4: "
+            "TP/FN/FP) fed through this repository's metric functions (`testleak.metrics`: `permille`, "
+            "`category_mean`, `refusal_rate`, `category_test_cases`, `prf`). A derived number matches when, rounded "
+            f"half-up to the published decimals, it equals the published one: {n_ok} of {len(rows)} match.\n",
+            "Definitions used (the same as for our own numbers below): permille = confirmed / test cases x 1000; "
+            "category mean = mean of the attribute permilles over both families; refusal (reject) rate = 1 - "
+            "accepted / test cases; LP>=1 of a category = test cases with >= 1 confirmed element of the category / "
+            "the category's test cases (sum of its attributes' test cases); precision = TP / (TP + FP), recall = "
+            "TP / (TP + FN), F1 = harmonic mean.\n",
+            md_table(["Quantity", "Derived", "Published", "Match", "How"], body)]
+    if notes:
+        text.append("\nWhere the paper is internally inconsistent (also recorded in "
+                    "`testleak/resources/paper_results.yaml`, `inconsistencies`):\n")
+        text += [f"- **{n['what']}**: {n['detail']}" for n in notes]
+    return "\n".join(text) + "\n"
