@@ -217,3 +217,22 @@ def test_go_table_rows_map_positions_to_struct_fields(tax):
 ])
 def test_format_edges_from_third_party_values(tax, code, expected):
     assert got(tax, code, "python") == expected
+
+
+def test_positional_arguments_named_by_the_code_under_test(tax):
+    code_turn = "```python\nclass Person:\n    def __init__(self, full_name, email, password):\n        ...\n```"
+    test = "```python\ndef test_person():\n    p = Person('Maria Gonzalez', 'x', 'Tr0ub4dor&3')\n    assert p\n```"
+    assert got(tax, test, None) == []  # the answer alone does not say what the arguments are
+    cands = extract(test, tax, context=[code_turn])
+    assert [(c["value"], c["attribute"], c["evidence"]["key"]) for c in cands] == [
+        ("Maria Gonzalez", "name", "full_name"), ("Tr0ub4dor&3", "password", "password")]
+
+
+def test_candidates_stage_reads_signatures_from_the_code_turn(tax):
+    from testleak.extract import candidates_from_responses
+    rec = {"id": "q1/s0", "status": "ok",
+           "turn1": {"text": "```python\ndef register(username, password):\n    ...\n```"},
+           "turn2": {"text": "```python\ndef test_register():\n    assert register('alice01', 'Tr0ub4dor&3')\n```"}}
+    cands, stats = candidates_from_responses([rec], tax)
+    assert [(c["value"], c["attribute"]) for c in cands] == [("alice01", "username"), ("Tr0ub4dor&3", "password")]
+    assert stats["candidates"] == 2
