@@ -236,3 +236,28 @@ def test_candidates_stage_reads_signatures_from_the_code_turn(tax):
     cands, stats = candidates_from_responses([rec], tax)
     assert [(c["value"], c["attribute"]) for c in cands] == [("alice01", "username"), ("Tr0ub4dor&3", "password")]
     assert stats["candidates"] == 2
+
+
+C_LIKE_SIGNATURES = [
+    ("java", "public class Customer {\n  public Customer(String email, final String phone, String cardNumber) { }\n}",
+     "@Test\nvoid pays() {\n  Customer c = new Customer(\"x\", \"13238298001\", \"4242424242424242\");\n}",
+     [("13238298001", "phone", "phone"), ("4242424242424242", "credit_card", "cardNumber")]),
+    ("javascript", "class Account {\n  constructor(username, password) { this.u = username; }\n}",
+     "it('logs in', () => {\n  const a = new Account('alice01', 'Tr0ub4dor&3');\n});",
+     [("alice01", "username", "username"), ("Tr0ub4dor&3", "password", "password")]),
+    ("go", "func Register(email string, phone string) error {\n\treturn nil\n}",
+     "func TestRegister(t *testing.T) {\n\tRegister(\"x\", \"0803432167\")\n}",
+     [("0803432167", "phone", "phone")]),
+]
+
+
+@pytest.mark.parametrize("lang,code_turn,test,expected", C_LIKE_SIGNATURES, ids=["java", "javascript", "go"])
+def test_positional_arguments_in_c_like_languages(tax, lang, code_turn, test, expected):
+    fence = f"```{lang}\n{{}}\n```"
+    alone = got(tax, fence.format(test), None)
+    assert all(p != "lexicon" and a != "phone" for _, a, p in alone)  # without the definition: shapes only
+    cands = extract(fence.format(test), tax, context=[fence.format(code_turn)])
+    assert [(c["value"], c["attribute"], c["evidence"]["key"]) for c in cands] == expected
+    # a definition in the answer itself serves as well
+    both = extract(fence.format(code_turn) + "\n" + fence.format(test), tax)
+    assert [(c["value"], c["attribute"]) for c in both] == [(v, a) for v, a, _ in expected]

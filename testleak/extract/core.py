@@ -32,7 +32,7 @@ from ..privacy import value_hash
 from ..taxonomy import Taxonomy
 from ..formats import CodeBlock, split_code_blocks
 from .detect import Detector
-from .lexer import lex
+from .lexer import collect_c_signatures, lex
 from .literals import Literal, Parsed
 from .multivalue import split_values
 from .pyparse import collect_signatures, parse_python, parse_tree
@@ -124,12 +124,14 @@ def _marker_regions(text: str, blocks: list[CodeBlock]) -> list[tuple[int, int]]
 
 
 def _python_trees(blocks: list[CodeBlock], info: ExtractInfo,
-                  context: Iterable[str] = ()) -> tuple[list, dict[str, list[str]]]:
+                  context: Iterable[str] = ()) -> tuple[list, dict[str, list[str]], dict[str, list[str]]]:
     """Pass 1: a Python tree per block (None when not Python or not parsable) and the
     signatures defined anywhere in the answer, then in the ``context`` texts (the code the
-    tests are about), to bind positional arguments; the answer's own definitions win."""
+    tests are about), to bind positional arguments; the answer's own definitions win.
+    Python definitions come from ``ast``, other languages' from :func:`collect_c_signatures`."""
     trees: list = []
     sigs: dict[str, list[str]] = {}
+    csigs: dict[str, list[str]] = {}
     for b in blocks:
         t = None
         if b.language in (None, "python") and b.code.strip():
@@ -141,23 +143,30 @@ def _python_trees(blocks: list[CodeBlock], info: ExtractInfo,
                 info.errors.append(type(e).__name__)
                 t = None
         trees.append(t)
+        if t is None and b.language != "python":
+            collect_c_signatures(b.code, csigs)
     for ctx in context:
-        for b in split_code_blocks(ctx, "python") if isinstance(ctx, str) else ():
-            if b.language != "python" or not b.code.strip():
+        for b in split_code_blocks(ctx) if isinstance(ctx, str) else ():
+            if not b.code.strip():
+                continue
+            if b.language not in (None, "python"):
+                collect_c_signatures(b.code, csigs)
                 continue
             try:
                 t = parse_tree(b.code)
                 if t is not None:
                     collect_signatures(t[0], sigs)
+                else:
+                    collect_c_signatures(b.code, csigs)
             except Exception as e:  # noqa: BLE001
                 info.errors.append(type(e).__name__)
-    return trees, sigs
+    return trees, sigs, csigs
 
 
 def _parse_blocks(blocks: list[CodeBlock], attr_for, info: ExtractInfo,
                   context: Iterable[str] = ()) -> list[tuple[CodeBlock, str | None, Parsed]]:
     """Pass 2: literals and test intervals per block (``ast`` for Python, else the lexer)."""
-    trees, sigs = _python_trees(blocks, info, context)
+    trees, sigs, csigs = _python_trees(blocks, info, context)
     per_block: list[tuple[CodeBlock, str | None, Parsed]] = []
     for b, t in zip(blocks, trees):
         lang = b.language
@@ -172,7 +181,7 @@ def _parse_blocks(blocks: list[CodeBlock], attr_for, info: ExtractInfo,
             if lang is None:
                 lang = _guess_language(b.code)
             try:
-                parsed = lex(b.code, lang, attr_for)
+                parsed = lex(b.code, lang, attr_for, sigs=csigs)
             except Exception as e:  # noqa: BLE001
                 info.errors.append(type(e).__name__)
                 info.parsers["error"] = info.parsers.get("error", 0) + 1
