@@ -268,6 +268,20 @@ def collect_c_signatures(code: str, into: dict[str, list[str]]) -> None:
             into.setdefault(name, names)
 
 
+def _position(args: str) -> int:
+    """Index of the argument that follows ``args`` (the masked text after an open bracket):
+    the number of commas outside nested brackets."""
+    depth, index = 0, 0
+    for ch in args:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            index += 1
+    return index
+
+
 def _positional_key(window: str, sigs: dict[str, list[str]]) -> str | None:
     """The parameter a positional argument fills: ``new Customer("a", "b")`` with
     ``Customer(String email, String phone)`` defined in the answer or the code under test."""
@@ -277,14 +291,7 @@ def _positional_key(window: str, sigs: dict[str, list[str]]) -> str | None:
         c = _CALL_BEFORE.search(window[:start + 1])
         if not c or c.group("c") not in sigs:
             return None
-        depth, index = 0, 0
-        for ch in window[start + 1:]:
-            if ch in "([{":
-                depth += 1
-            elif ch in ")]}":
-                depth -= 1
-            elif ch == "," and depth == 0:
-                index += 1
+        index = _position(window[start + 1:])
         params = sigs[c.group("c")]
         return params[index] if index < len(params) else None
     return None
@@ -329,14 +336,7 @@ def _row_key(masked: str, s: int, rows: list[tuple[int, int, list[str]]]) -> str
     """The struct field a positional value at ``s`` fills in its table row, else None."""
     for start, end, fields in rows:
         if start <= s < end:
-            depth, index = 0, 0
-            for ch in masked[start:s]:
-                if ch in "([{":
-                    depth += 1
-                elif ch in ")]}":
-                    depth -= 1
-                elif ch == "," and depth == 0:
-                    index += 1
+            index = _position(masked[start:s])
             if index >= len(fields) or (index == 0 and fields[0] == "name"):
                 return None  # by Go convention the first field `name` names the test case
             return fields[index]
