@@ -11,22 +11,19 @@ from __future__ import annotations
 
 import sys
 
-from omegaconf import OmegaConf
-
-from testleak.config import load_params
 from testleak.paths import Paths
-from testleak.stage import entry
+from testleak.stage import entry, load_stage_params
 from testleak.records import write_json
 from testleak.verify.index import build_index
 
 
 def main(argv: list[str] | None = None) -> int:
     paths = Paths()
-    params = OmegaConf.to_container(load_params(), resolve=True)
+    params = load_stage_params()
     local = (params.get("verifier") or {}).get("local") or {}
     stats = build_index(local, paths.index)
     stats["db_over_corpus"] = round(stats["db_bytes"] / max(1, stats["bytes"]), 3)
-    write_json(paths.index.parent / "stats.json", stats)
+    write_json(paths.index_stats, stats)
     print(f"index: {stats['files']} files, {stats['bytes'] / 1e6:.1f} MB from {stats['repos']} repositories "
           f"in {stats['seconds']:.1f}s; database {stats['db_bytes'] / 1e6:.1f} MB "
           f"({stats['db_over_corpus']}x); skipped {stats['skipped_large']} large, "

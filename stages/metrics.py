@@ -25,14 +25,6 @@ from testleak.records import read_jsonl, write_json
 from testleak.taxonomy import Taxonomy
 
 
-def plot_path(paths: Paths, run: str) -> Path:
-    return paths.root / "metrics" / "plots" / f"{run}_confirmed_vs_responses.csv"
-
-
-def keys_path(paths: Paths, run: str, variant: str) -> Path:
-    return paths.root / "metrics" / "keys" / variant / f"{run}.json"
-
-
 def check_run(params, run: str):
     runs = params["experiment"]["runs"]
     if run not in runs:
@@ -93,8 +85,8 @@ def main(argv: list[str]) -> int:
         policy=params["review"]["policy"],
     )
     write_json(paths.metrics(run), m)
-    write_curve(plot_path(paths, run), run_curve(responses, confirmed, tax, candidates), tax.categories)
-    write_json(keys_path(paths, run, meta["variant"]), {
+    write_curve(paths.metrics_plot(run), run_curve(responses, confirmed, tax, candidates), tax.categories)
+    write_json(paths.metrics_keys(run, meta["variant"]), {
         "run": run, **{k: meta[k] for k in ("experiment", "method", "round", "variant", "model", "family")},
         "policy": m["policy"], "reject_rate": m["responses"]["refusal_rate"], "keys": run_keys(confirmed),
     })

@@ -20,7 +20,6 @@ from testleak.stage import entry
 from testleak.report import build_reports
 from testleak.taxonomy import Taxonomy
 
-from stages.metrics import plot_path
 
 
 def _read_json(path):
@@ -35,7 +34,7 @@ def load_inputs(params, paths: Paths):
     for run in params["experiment"]["runs"]:
         mp = paths.metrics(run)
         metrics[run] = _read_json(mp) if mp.exists() else None
-        cp = plot_path(paths, run)
+        cp = paths.metrics_plot(run)
         if cp.exists():
             with cp.open(encoding="utf-8") as f:
                 curves[run] = list(csv.DictReader(f))

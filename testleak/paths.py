@@ -60,8 +60,16 @@ class Paths:
         return self.data / "questions" / "questions.jsonl"
 
     @property
+    def questions_stats(self) -> Path:
+        return self.data / "questions" / "stats.json"
+
+    @property
     def index(self) -> Path:
         return self.data / "index" / "corpus.sqlite"
+
+    @property
+    def index_stats(self) -> Path:
+        return self.data / "index" / "stats.json"
 
     @property
     def labels(self) -> Path:
@@ -130,3 +138,11 @@ class Paths:
 
     def metrics(self, run: str) -> Path:
         return self.root / "metrics" / f"{run}.json"
+
+    def metrics_plot(self, run: str) -> Path:
+        """DVC plots: cumulative confirmed instances vs responses of a run."""
+        return self.root / "metrics" / "plots" / f"{run}_confirmed_vs_responses.csv"
+
+    def metrics_keys(self, run: str, variant: str) -> Path:
+        """The confirmed (attribute, value_hash) keys of a run, per variant (Table 4)."""
+        return self.root / "metrics" / "keys" / variant / f"{run}.json"

@@ -9,7 +9,8 @@ code corpus, :mod:`.index`) and ``github`` (REST code search, :mod:`.github`). B
 and is ``in_window`` when 1 <= k <= 100 (``verifier.window``), else ``out_of_window``;
 values that cannot be searched are ``unverifiable`` and failed searches ``error``;
 candidates the judge stage dropped are not searched (as in the paper) but still get a
-record with outcome ``filtered`` so that every count is complete.
+record with outcome ``filtered`` so that every count is complete; candidates whose judge
+call failed are ``error`` too (not ``filtered``: a failure is never a judgement).
 """
 
 from __future__ import annotations
@@ -61,8 +62,12 @@ def verify_candidates(verdicts: Iterable[dict], candidates: Iterable[dict], back
         rec = {"candidate_id": cid, "run": v.get("run"), "attribute": v["attribute"],
                "value_hash": v["value_hash"], "backend": backend_name, "kept": bool(v["kept"])}
         if not v["kept"]:
-            rec.update({"outcome": "filtered", "k": None, "repo_ids": [], "repos": [], "paths": [],
-                        "query": mask(c["value"]), "engine": backend.engine, "searched_at": None})
+            # a judge call that failed is an error, not a judgement: never "filtered"
+            judge_failed = (v.get("judge") or {}).get("status") == "error"
+            rec.update({"outcome": "error" if judge_failed else "filtered", "k": None, "repo_ids": [], "repos": [],
+                        "paths": [], "query": mask(c["value"]), "engine": backend.engine, "searched_at": None})
+            if judge_failed:
+                rec["reason"] = str((v.get("judge") or {}).get("reason") or "judge call failed")[:300]
             out.append(rec)
             continue
         value = c["value"]
@@ -82,5 +87,5 @@ def verify_candidates(verdicts: Iterable[dict], candidates: Iterable[dict], back
 
 def summarize_hits(hits: list[dict]) -> dict:
     c = Counter(h["outcome"] for h in hits)
-    return {"candidates": len(hits), **{o: c.get(o, 0) for o in OUTCOMES},
+    return {"candidates": len(hits), **{o: c.get(o, 0) for o in OUTCOMES}, "errors": c.get("error", 0),
             "in_window_by_attribute": dict(Counter(h["attribute"] for h in hits if h["outcome"] == "in_window"))}
