@@ -25,7 +25,7 @@ if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 echo "[bootstrap] preparing the embedded model (assembled once, sha256 checked)"
-.venv/bin/python -m testleak.llm.prepare
+.venv/bin/python -m testleak.prepare
 
 if [ ! -d .git ] && ! git rev-parse --git-dir >/dev/null 2>&1; then
   git init -q && git add -A && git -c user.email=testleak@localhost -c user.name=testleak commit -qm "initial" || true

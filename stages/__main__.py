@@ -4,6 +4,7 @@ the project's packages, ends with one line that says what to do."""
 
 from __future__ import annotations
 
+import importlib.util
 import runpy
 import sys
 from pathlib import Path
@@ -23,12 +24,17 @@ def main(argv: list[str]) -> int:
               f"{', '.join(known())}", file=sys.stderr)
         return 2
     stage = argv[0]
+    for pkg in ("omegaconf", "testleak"):   # a third-party package of the project, then the project
+        if importlib.util.find_spec(pkg) is None:
+            print(f"stages/run {stage}: {sys.executable} lacks the package {pkg!r} (not the project's "
+                  f"interpreter, or an incomplete install): run {SETUP}", file=sys.stderr)
+            return 2
     sys.argv = [str(HERE / f"{stage}.py"), *argv[1:]]
     try:
         runpy.run_module(f"stages.{stage}", run_name="__main__", alter_sys=True)
     except ModuleNotFoundError as e:
         top = (e.name or "").split(".")[0]
-        if not top or top in ("stages", "testleak"):
+        if not top or top == "stages":
             raise
         print(f"stages/run {stage}: {sys.executable} lacks the package {top!r} (not the project's "
               f"interpreter, or an incomplete install): run {SETUP}", file=sys.stderr)

@@ -75,7 +75,7 @@ def review_loop(queue, reviewer: str, labels_path: Path, index_path: Path,
 
 def run(args, inp: Callable[[str], str] = input, out=None) -> int:
     """``testleak review`` with parsed arguments (testleak/cli.py defines them)."""
-    from .config import load_params
+    from .config import load_params, run_spec
     from .paths import Paths
 
     out = out or sys.stdout
@@ -89,11 +89,9 @@ def run(args, inp: Callable[[str], str] = input, out=None) -> int:
         return 0
     if not args.reviewer:
         raise ConfigError("say who you are: testleak review --reviewer NAME (or --agreement A B)")
-    defined = list((params.get("experiment") or {}).get("runs") or {})
-    runs = args.run or defined
-    unknown = [r for r in runs if r not in defined]
-    if unknown:
-        raise ConfigError(f"unknown run {unknown[0]!r}; experiment.runs defines: {', '.join(defined) or '(none)'}")
+    runs = args.run or list((params.get("experiment") or {}).get("runs") or {})
+    for r in runs:
+        run_spec(params, r)  # an unknown run: one line naming the runs the experiment defines
     if not runs:
         raise ConfigError("no runs to review: pass --run RUN or set experiment.runs")
     review_loop(review_queue(runs, paths), args.reviewer, labels_path, paths.index, inp=inp, out=out)

@@ -170,15 +170,19 @@ class Experiment(_Strict):
 
 # ----------------------------------------------------------------------------- verifier / review
 
-class Window(_Strict):
-    min: int = Field(ge=0)
-    max: int = Field(ge=0)
+class _Range(_Strict):
+    """A ``{min, max}`` pair with min <= max (subclasses set the bounds of each)."""
 
     @model_validator(mode="after")
     def _order(self):
         if self.min > self.max:
             raise _rule("", {"min": self.min, "max": self.max}, "min <= max")
         return self
+
+
+class Window(_Range):
+    min: int = Field(ge=0)
+    max: int = Field(ge=0)
 
 
 class JudgeSettings(_Strict):
@@ -193,7 +197,7 @@ class LocalSearch(_Strict):
     extensions: list[str]
     max_file_bytes: int = Field(ge=1)
     max_files: int = Field(ge=0)
-    max_bytes: int = Field(ge=1)
+    max_bytes: int = Field(ge=0)  # 0: no limit
     compress: bool
     max_hits_listed: int = Field(ge=1)
 
@@ -212,14 +216,34 @@ class GitHubSearch(_Strict):
     deadline: float | None = Field(default=None, gt=0)
 
 
+class InfiniGramSettings(_Strict):
+    max_docs_counted: int = Field(ge=1)
+    shards: int = Field(ge=1)
+    mem_gib: int = Field(ge=1)
+
+
 class Verifier(_Strict):
-    backend: Literal["local", "github"]
+    backend: Literal["local", "infinigram", "github"]
     judge_mode: Literal["rules", "judge", "both"]
     judge: JudgeSettings
+    index: str = Field(pattern=r"^data/")
     window: Window
     min_query_chars: int = Field(ge=1)
     local: LocalSearch
     github: GitHubSearch
+    infinigram: InfiniGramSettings
+
+    @model_validator(mode="after")
+    def _index_for_backend(self):
+        if self.infinigram_index != (self.backend == "infinigram"):
+            want = "a directory for the infini-gram index (e.g. data/index/infinigram)" if self.backend == "infinigram" \
+                else "an SQLite database path ending in .sqlite (e.g. data/index/corpus.sqlite)"
+            raise _rule("index", self.index, f"{want} for backend {self.backend}")
+        return self
+
+    @property
+    def infinigram_index(self) -> bool:
+        return not self.index.endswith(".sqlite")
 
 
 class Review(_Strict):
@@ -353,15 +377,9 @@ class Baselines(_Strict):
     codebreaker: CodeBreaker
 
 
-class FileBytes(_Strict):
+class FileBytes(_Range):
     min: int = Field(ge=1)
     max: int = Field(ge=1)
-
-    @model_validator(mode="after")
-    def _order(self):
-        if self.min > self.max:
-            raise _rule("", {"min": self.min, "max": self.max}, "min <= max")
-        return self
 
 
 class Finetune(_Strict):
@@ -561,6 +579,9 @@ def _source(key: str, overrides: Sequence[str], choices: Mapping[str, str] | Non
     group = key.split(".", 1)[0]
     if best is not None and not (choices and best[0] == group and group in choices):
         return f"override '{best[1]}'"
+    inner = [o for o in overrides if o.split("=", 1)[0].lstrip("+~").startswith(key + ".")]
+    if inner:  # a rule over a mapping whose entries were overridden
+        return "override " + ", ".join(f"'{o}'" for o in inner)
     if file:
         return file
     if choices and group in choices and choices[group]:

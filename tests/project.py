@@ -2,7 +2,8 @@
 
 A copy holds the git-tracked files (as a fresh clone would), its own git repository and
 DVC config, a params.yaml composed from conf/ with overrides (plus optional edits), and a
-`.venv` link to the interpreter's venv (a bootstrapped checkout). The environment of DVC
+`.venv/bin/python` that execs this interpreter (a bootstrapped checkout; a small script, not
+a link, so nothing that deletes the copy can reach the shared venv). The environment of DVC
 calls is the caller's: no venv is put on PATH, so stages find the project's interpreter by
 themselves (stages/run) as they do for a user; `run(["dvc", ...])` calls the venv's dvc,
 as the README's `.venv/bin/dvc` does. $TESTLEAK_CACHE points at a shared cache whose
@@ -20,7 +21,6 @@ from pathlib import Path
 from testleak.config import ROOT, compose, dump_params
 
 BIN = Path(sys.executable).parent
-IN_VENV = sys.prefix != sys.base_prefix
 
 
 def tracked_files() -> list[str]:
@@ -31,8 +31,7 @@ def tracked_files() -> list[str]:
 
 def env_for(cache: Path) -> dict:
     env = dict(os.environ)
-    if not IN_VENV:  # no venv to link into the project: name the interpreter instead
-        env["TESTLEAK_PYTHON"] = sys.executable
+    env.pop("TESTLEAK_PYTHON", None)
     env["TESTLEAK_CACHE"] = str(cache)
     env["DVC_NO_ANALYTICS"] = "1"
     env["HF_HUB_OFFLINE"] = "1"
@@ -69,6 +68,15 @@ def shared_cache(base: Path) -> Path:
     return cache
 
 
+def fake_venv(dest: Path) -> Path:
+    """``dest/.venv/bin/python``: a script that execs this interpreter (what stages/run looks for)."""
+    py = dest / ".venv" / "bin" / "python"
+    py.parent.mkdir(parents=True, exist_ok=True)
+    py.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    py.chmod(0o755)
+    return py
+
+
 def make_project(dest: Path, overrides=(), edit=None, git: bool = True) -> Path:
     dest.mkdir(parents=True, exist_ok=True)
     for f in tracked_files():
@@ -82,8 +90,7 @@ def make_project(dest: Path, overrides=(), edit=None, git: bool = True) -> Path:
     if edit is not None:
         edit(data)
     dump_params(data, dest / "params.yaml")
-    if IN_VENV and not (dest / ".venv").exists():
-        (dest / ".venv").symlink_to(sys.prefix, target_is_directory=True)
+    fake_venv(dest)
     if git:
         run(["git", "init", "-q"], dest)
         run(["git", "config", "user.email", "test@testleak.local"], dest)
@@ -101,3 +108,21 @@ def run(cmd, cwd: Path, env=None, timeout: float = 1800, check: bool = True) -> 
     if check and p.returncode != 0:
         raise AssertionError(f"{' '.join(map(str, cmd))} failed ({p.returncode}):\n{p.stdout[-3000:]}\n{p.stderr[-5000:]}")
     return p
+
+
+def run_queue(proj: Path, env: dict, jobs: int = 1, timeout: float = 1500) -> str:
+    """`dvc queue start -j JOBS`, then wait until nothing is queued or running; the final
+    `dvc queue status`. DVC starts its workers as `dvc` from PATH, so the venv's bin is put
+    on PATH for the workers (an activated venv; README), after whatever env puts first."""
+    import time
+
+    first, *rest = env.get("PATH", "").split(os.pathsep)
+    qenv = {**env, "PATH": os.pathsep.join([first, str(BIN), *rest])}
+    run(["dvc", "queue", "start", "-j", str(jobs)], proj, qenv)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        st = run(["dvc", "queue", "status"], proj, qenv).stdout
+        if "Queued" not in st and "Running" not in st:
+            return st
+        time.sleep(3)
+    return run(["dvc", "queue", "status"], proj, qenv).stdout

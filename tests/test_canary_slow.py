@@ -22,7 +22,7 @@ MODELS = ROOT / ".cache" / "models"
 @pytest.mark.slow
 def test_canary_tiny_end_to_end(tmp_path):
     if not (MODELS / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf").exists():
-        pytest.skip("embedded model not assembled: python -m testleak.llm.prepare")
+        pytest.skip("embedded model not assembled: python -m testleak.prepare")
     (tmp_path / ".cache").mkdir()
     os.symlink(MODELS, tmp_path / ".cache" / "models")
     params = compose_dict(["experiment=canary_tiny", "canary.n=2", "canary.files=2",

@@ -30,20 +30,21 @@ def _model(cfg: dict, paths: Paths, what: str) -> None:
 
 
 def _verifier(cfg: dict, paths: Paths, monkeypatch) -> None:
-    from testleak.verify.index import build_index
     from testleak.verify.search import open_backend
 
     ver = cfg["verifier"]
-    if ver["backend"] == "local":
+    if ver["backend"] in ("local", "infinigram"):
+        from testleak.verify.search import build_corpus_index
+
         corpus = paths.root / "corpus" / "repo"
         corpus.mkdir(parents=True)
         (corpus / "a.py").write_text('EMAIL = "nadia.okafor@qq.com"\n')
-        build_index({**ver["local"], "corpus": "dirs", "dirs": [str(corpus.parent)]}, paths.index)
+        build_corpus_index({**ver, "local": {**ver["local"], "corpus": "dirs", "dirs": [str(corpus.parent)]}}, paths)
     for env in (ver.get("github") or {}).get("token_envs") or []:
         monkeypatch.setenv(env, "ghs_test_token_not_used")
     backend = open_backend(ver, paths)
     assert backend.engine
-    if ver["backend"] == "local":
+    if ver["backend"] in ("local", "infinigram"):
         assert backend.search("nadia.okafor@qq.com")["k"] == 1
 
 
@@ -131,6 +132,10 @@ def test_option_composes_and_instantiates(group, option, tmp_path, monkeypatch):
     overrides = [f"{group}={option}"]
     if group == "canary":
         overrides.append("experiment=canary")
+    # composition checks the files a config names (the review policies' labels file) in the project
+    (tmp_path / "labels").mkdir()
+    (tmp_path / "labels" / "labels.jsonl").write_text("")
+    monkeypatch.setenv("TESTLEAK_ROOT", str(tmp_path))
     cfg = compose_dict(overrides)
     paths = Paths(tmp_path)
     INSTANTIATE[group](cfg, paths, monkeypatch)

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from testleak.records import read_jsonl
-from tests.project import env_for, make_project, run, shared_cache
+from tests.project import env_for, make_project, run, run_queue, shared_cache
 
 pytestmark = pytest.mark.slow
 
@@ -86,16 +86,7 @@ def test_queued_sweep_of_two_experiments_shows_in_exp_show(tmp_path, cache):
     sets = ["-S", "experiment=tiny", "-S", SMALL_INDEX[0], *sum((["-S", s] for s in SMALL_MODEL), []),
             "-S", "ablation=none,no_fl"]
     run(["dvc", "exp", "run", "--queue", *sets], proj, env)
-    run(["dvc", "queue", "start", "-j", "1"], proj, env)
-    import time
-
-    deadline = time.monotonic() + 1500
-    while time.monotonic() < deadline:
-        st = run(["dvc", "queue", "status"], proj, env).stdout
-        if "Queued" not in st and "Running" not in st:
-            break
-        time.sleep(5)
-    st = run(["dvc", "queue", "status"], proj, env).stdout
+    st = run_queue(proj, env, jobs=1, timeout=1500)
     assert st.count("Success") == 2, st
     shown = json.loads(run(["dvc", "exp", "show", "--json"], proj, env).stdout)
     exps = []

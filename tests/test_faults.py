@@ -140,6 +140,11 @@ def test_judge_errors_are_errors_downstream_not_filtered(tmp_path):
         conf = read_jsonl(proj / "data/runs/ours/confirmed.jsonl", kind="confirmed")
         assert [c["status"] for c in conf] == ["confirmed", "error", "error", "error"]
         assert json.loads((proj / "data/runs/ours/confirmed_stats.json").read_text())["errors"] == 3
+        # metrics count them per step, and a run that lost calls is not complete
+        from testleak.metrics.run import error_counts
+
+        verdicts = read_jsonl(proj / "data/runs/ours/judged.jsonl", kind="verdict")
+        assert error_counts([], verdicts, hits, conf) == {"responses": 0, "judged": 3, "verified": 3, "confirmed": 3}
 
 
 def test_invalid_json_from_the_model_fails_responses(tmp_path):
@@ -267,6 +272,13 @@ def test_bad_config_names_its_source():
 
         compose(["experiment=tiny", "experiment.baseline_budget=0"])
     assert "(override 'experiment.baseline_budget=0')" in str(ei.value)
+    with pytest.raises(ConfigError) as ei:
+        compose(["verifier.window.min=500"])  # a rule over a mapping names the override inside it
+    assert str(ei.value) == ("verifier.window = {min: 500, max: 100} (override 'verifier.window.min=500'): "
+                             "expected min <= max")
+    with pytest.raises(ConfigError) as ei:
+        compose(["experiment=tiny", "experiment.scenarios=[game,atlantis]"])
+    assert "scenario keys of the taxonomy" in str(ei.value) and "'atlantis'" in str(ei.value)
 
 
 def test_unknown_option_without_traceback_as_a_program(tmp_path):

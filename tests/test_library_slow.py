@@ -1,12 +1,12 @@
 """Division with the real default scorer (packaged Gemma 3 270M base GGUF, causal surprisal)."""
 
-import hashlib
 import math
 
 import pytest
 import yaml
 
 from testleak.config import compose_dict
+from testleak.llm.local import sha256_file
 from testleak.library.division import divide, get_scorer, scorer_gguf_path, scorer_model_cfg
 from testleak.paths import Paths
 
@@ -47,17 +47,14 @@ def test_default_scorer_is_independent_of_every_model_under_test_and_scores():
     assert div["scorer"] == "causal_surprisal"
     scorer_cfg = scorer_model_cfg(div)
     path = scorer_gguf_path(div, Paths().models)           # assembled from its packages, size + sha256 checked
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 22), b""):
-            h.update(chunk)
-    assert h.hexdigest() == scorer_cfg["gguf"]["sha256"]
+    digest = sha256_file(path)
+    assert digest == scorer_cfg["gguf"]["sha256"]
     # every local model that can be under test (conf/model/*.yaml): another file and another family
     confs = sorted((Paths().root / "conf" / "model").glob("*.yaml"))
     local = [m for m in (yaml.safe_load(p.read_text()) for p in confs) if m.get("gguf")]
     assert {m["name"] for m in local} >= {"qwen2.5-coder-0.5b", cfg["model"]["name"]}
     for m in local:
-        assert m["gguf"]["sha256"] != h.hexdigest() and m["gguf"]["file"] != path.name
+        assert m["gguf"]["sha256"] != digest and m["gguf"]["file"] != path.name
         assert m["family"] != scorer_cfg["family"]
     # it loads and scores: finite per-token surprisal, spans tile the line, one forward row per text
     line = 'user.email = "jane.roe@corp.io"'

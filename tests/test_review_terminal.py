@@ -1,6 +1,6 @@
 """The human review flow through the installed `testleak` entry point in a real terminal
 (a pty, via pexpect): label, reveal with `r`, quit (q and Ctrl-D) and resume where the
-reviewer stopped, `--agreement`, `--help`; then `review=two_reviewers` in a `dvc repro`
+reviewer stopped, `--agreement`, `--help`; then the two_reviewers policy (both_yes) in a `dvc repro`
 whose confirmed stage counts what two reviewers said yes to in the terminal. No venv and
 a failing `python` shim on PATH, as for a user who runs `.venv/bin/testleak`."""
 
@@ -11,6 +11,7 @@ import re
 
 import pexpect
 import pytest
+import yaml
 
 from testleak.privacy import mask
 from testleak.records import read_jsonl, write_jsonl
@@ -103,13 +104,13 @@ def test_review_errors_are_one_line(project, tmp_path):  # noqa: F811
     root, _ = project
     env = shim_env(tmp_path, shared_cache(tmp_path))
     for args, msg in ((["review"], "say who you are: testleak review --reviewer NAME"),
-                      (["review", "--reviewer", "alice", "--run", "nope"], "unknown run 'nope'; experiment.runs defines: ours"),
+                      (["review", "--reviewer", "alice", "--run", "nope"], r"unknown run 'nope'; experiment '\w+' defines: ours"),
                       (["review", "--agreement", "alice"], "agreement needs exactly two reviewers")):
         child = spawn(args, root, env)
         child.expect(pexpect.EOF)
         child.close()
         lines = [l for l in child.before.splitlines() if l.strip()]
-        assert child.exitstatus == 2 and len(lines) == 1 and msg in lines[0], child.before
+        assert child.exitstatus == 2 and len(lines) == 1 and re.search(msg, lines[0]), child.before
 
 
 ANSWER = '''```python
@@ -141,8 +142,7 @@ def test_two_reviewers_in_the_terminal_then_confirmed_by_dvc_repro(tmp_path):
                                             "library": "testleak/resources/prior_library.yaml"}}
         p["experiment"]["library_from"] = ["ours"]
 
-    proj = make_project(tmp_path / "p", ["experiment=tiny", "review=two_reviewers", "review.reviewers=[alice,bob]"],
-                        edit=edit)
+    proj = make_project(tmp_path / "p", ["experiment=tiny"], edit=edit)
     env = shim_env(tmp_path, shared_cache(tmp_path))
     resp = {"id": "r_1", "run": "ours", "question_id": "q_1", "method": "ours", "variant": "none",
             "model": "fixed", "round": 0, "status": "ok", "turn1": {"text": "code"}, "functions": [],
@@ -175,6 +175,10 @@ def test_two_reviewers_in_the_terminal_then_confirmed_by_dvc_repro(tmp_path):
     bob = review("bob", lambda v: "n" if v.startswith("+") else "y")   # bob rejects the phone number
     assert set(alice) == set(bob) == {"lena.voigt@mailbox.org", "j.okafor@posteo.net", "+49 30 901820"}
 
+    # the paper's policy once both reviewers are done (the config requires the labels file to exist)
+    params = yaml.safe_load((proj / "params.yaml").read_text())
+    params["review"].update({"policy": "both_yes", "reviewers": ["alice", "bob"]})
+    (proj / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     out = run(["dvc", "repro", "-s", "confirmed@ours"], proj, env)
     assert "sh stages/run confirmed ours" in out.stdout
     conf = read_jsonl(proj / "data/runs/ours/confirmed.jsonl", kind="confirmed")

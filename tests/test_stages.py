@@ -56,7 +56,7 @@ def project(tmp_path, monkeypatch):
     (corpus / "repo_b" / "seed.py").write_text(f'contacts = ["{EMAIL}"]\n')
     p = compose_dict(["experiment=tiny"])
     p["verifier"]["judge_mode"] = "rules"
-    p["verifier"]["local"].update({"corpus": "dirs", "dirs": [str(corpus)], "max_bytes": 0})
+    p["verifier"]["local"].update({"corpus": "dirs", "dirs": [str(corpus)], "max_bytes": 10_000_000})
     root.mkdir()
     monkeypatch.setenv("TESTLEAK_ROOT", str(root))
     monkeypatch.setenv("TESTLEAK_CACHE", str(tmp_path / "cache"))

@@ -30,12 +30,18 @@ def run_metrics(
     default_tests: int = 1,
     policy: str | None = None,
 ) -> dict:
-    """Metrics dict: ``run``, ``meta`` (method, variant, model, ...), ``policy``,
+    """Metrics dict: ``errors`` (failed calls per step), ``complete`` (false when any step
+    lost calls to errors: its rates are lower bounds), ``run``, ``meta`` (method, variant, model, ...), ``policy``,
     ``responses`` (status counts, refusal_rate), ``steps`` (Table 2 rows), ``leakage``
     (Table 3 LP/IL fractions), ``confirmed_unique``."""
     responses, candidates, judged, verified = list(responses), list(candidates), list(judged), list(verified)
+    confirmed = list(confirmed)
+    errors = error_counts(responses, judged, verified, confirmed)
     confirmed = confirmed_only(confirmed)
     return {
+        # failed LLM / search calls per step: a rate over a step that lost calls is incomplete
+        "errors": errors,
+        "complete": not any(errors.values()),
         "run": run,
         **dict(meta or {}),
         "policy": policies_of(confirmed, policy),
@@ -44,6 +50,15 @@ def run_metrics(
         "leakage": leakage_levels(responses, confirmed, taxonomy, verified, candidates),
         "confirmed_unique": len(confirmed_keys(confirmed)),
     }
+
+
+def error_counts(responses, judged, verified, confirmed) -> dict[str, int]:
+    """Records whose LLM or search call failed, per step (``testleak.records.call_errors``)."""
+    from ..records import call_errors
+
+    return {step: sum(bool(call_errors(kind, r)[1]) for r in recs)
+            for step, kind, recs in (("responses", "response", responses), ("judged", "verdict", judged),
+                                     ("verified", "hit", verified), ("confirmed", "confirmed", confirmed))}
 
 
 def run_keys(confirmed: Iterable[Mapping]) -> list[list[str]]:

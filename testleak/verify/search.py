@@ -1,7 +1,8 @@
 """Corpus search behind one interface (paper Sec. 4.3, "GitHub search"), and the hit window.
 
-Backends, chosen by ``verifier.backend``: ``local`` (exact substring index over a local
-code corpus, :mod:`.index`) and ``github`` (REST code search, :mod:`.github`). Both answer
+Backends, chosen by ``verifier.backend``: ``local`` (exact substring FTS5 trigram index over a
+local code corpus, :mod:`.index`), ``infinigram`` (suffix array over the same corpus,
+:mod:`.infinigram`) and ``github`` (REST code search, :mod:`.github`). All answer
 ``search(value) -> {k, repo_ids, repos, paths, outcome, query, engine, searched_at}`` with
 ``outcome`` ``searched`` | ``unverifiable`` | ``error``.
 
@@ -22,23 +23,52 @@ from ..config import select
 from ..errors import DataError
 from ..privacy import mask
 
-BACKENDS = ("local", "github")
+BACKENDS = ("local", "infinigram", "github")
 OUTCOMES = ("in_window", "out_of_window", "unverifiable", "error", "filtered")
 
 
 def open_backend(verifier_cfg: Mapping, paths):
     """The search backend named by ``verifier.backend``."""
     name = select(verifier_cfg, verifier_cfg.get("backend", "local"), BACKENDS, "verifier.backend")
+    local = verifier_cfg.get("local") or {}
     if name == "local":
         from .index import LocalIndex
 
-        local = verifier_cfg.get("local") or {}
-        return LocalIndex(paths.index, max_hits_listed=int(local.get("max_hits_listed") or 100))
+        return LocalIndex(paths.corpus_index(verifier_cfg), max_hits_listed=int(local.get("max_hits_listed") or 100))
+    if name == "infinigram":
+        from .infinigram import InfiniGramIndex
+
+        ig = verifier_cfg.get("infinigram") or {}
+        return InfiniGramIndex(paths.corpus_index(verifier_cfg), max_hits_listed=int(local.get("max_hits_listed") or 100),
+                               max_docs_counted=int(ig.get("max_docs_counted") or 100_000))
     from .github import GitHubSearch
 
     gh = dict(verifier_cfg.get("github") or {})
     gh.setdefault("min_query_chars", verifier_cfg.get("min_query_chars", 3))
     return GitHubSearch(gh, paths.search_cache, log_path=paths.logs / "search_calls.jsonl")
+
+
+def build_corpus_index(verifier_cfg: Mapping, paths) -> dict:
+    """Build the index the configured backend searches, at ``verifier.index``: an infini-gram
+    suffix array for ``infinigram``, else the FTS5 trigram database (``local``; ``github``
+    keeps one for the canary absence checks). Both index :func:`.index.select_corpus`'s
+    documents. Returns counts plus ``engine``, ``index_bytes``, ``index_over_corpus`` and
+    ``seconds`` (the caller keeps timings out of DVC-hashed files)."""
+    local = verifier_cfg.get("local") or {}
+    out = paths.corpus_index(verifier_cfg)
+    if verifier_cfg.get("backend") == "infinigram":
+        from .infinigram import build_infinigram
+
+        ig = verifier_cfg.get("infinigram") or {}
+        stats = build_infinigram(local, out, shards=int(ig.get("shards") or 1), mem_gib=int(ig.get("mem_gib") or 4))
+        stats["engine"] = "infini-gram"
+    else:
+        from .index import build_index
+
+        stats = build_index(local, out)
+        stats["engine"], stats["index_bytes"] = "fts5-trigram", stats.pop("db_bytes")
+    stats["index_over_corpus"] = round(stats["index_bytes"] / max(1, stats["bytes"]), 3)
+    return stats
 
 
 def window_outcome(k: int | None, window: Mapping) -> str:

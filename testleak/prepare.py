@@ -1,4 +1,4 @@
-"""`python -m testleak.llm.prepare [MODEL]`: assemble and check the local GGUF files a run needs:
+"""`python -m testleak.prepare [MODEL]`: assemble and check the local GGUF files a run needs:
 the model under test (``model``, when local) and the division scorer's model
 (``library.division.models[library.division.model]``, unless the scorer is the masked LM)."""
 
@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import sys
 
-from ..config import compose_dict
-from ..errors import TestleakError
-from ..library.division import scorer_model_cfg
-from ..paths import Paths
-from .local import ensure_model
+from .config import compose_dict
+from .errors import TestleakError
+from .library.division import scorer_model_cfg
+from .paths import Paths
+from .llm.local import ensure_model
 
 
 def main(argv: list[str] | None = None) -> int:
