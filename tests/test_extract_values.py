@@ -217,3 +217,47 @@ def test_go_table_rows_map_positions_to_struct_fields(tax):
 ])
 def test_format_edges_from_third_party_values(tax, code, expected):
     assert got(tax, code, "python") == expected
+
+
+def test_positional_arguments_named_by_the_code_under_test(tax):
+    code_turn = "```python\nclass Person:\n    def __init__(self, full_name, email, password):\n        ...\n```"
+    test = "```python\ndef test_person():\n    p = Person('Maria Gonzalez', 'x', 'Tr0ub4dor&3')\n    assert p\n```"
+    assert got(tax, test, None) == []  # the answer alone does not say what the arguments are
+    cands = extract(test, tax, context=[code_turn])
+    assert [(c["value"], c["attribute"], c["evidence"]["key"]) for c in cands] == [
+        ("Maria Gonzalez", "name", "full_name"), ("Tr0ub4dor&3", "password", "password")]
+
+
+def test_candidates_stage_reads_signatures_from_the_code_turn(tax):
+    from testleak.extract import candidates_from_responses
+    rec = {"id": "q1/s0", "status": "ok",
+           "turn1": {"text": "```python\ndef register(username, password):\n    ...\n```"},
+           "turn2": {"text": "```python\ndef test_register():\n    assert register('alice01', 'Tr0ub4dor&3')\n```"}}
+    cands, stats = candidates_from_responses([rec], tax)
+    assert [(c["value"], c["attribute"]) for c in cands] == [("alice01", "username"), ("Tr0ub4dor&3", "password")]
+    assert stats["candidates"] == 2
+
+
+C_LIKE_SIGNATURES = [
+    ("java", "public class Customer {\n  public Customer(String email, final String phone, String cardNumber) { }\n}",
+     "@Test\nvoid pays() {\n  Customer c = new Customer(\"x\", \"13238298001\", \"4242424242424242\");\n}",
+     [("13238298001", "phone", "phone"), ("4242424242424242", "credit_card", "cardNumber")]),
+    ("javascript", "class Account {\n  constructor(username, password) { this.u = username; }\n}",
+     "it('logs in', () => {\n  const a = new Account('alice01', 'Tr0ub4dor&3');\n});",
+     [("alice01", "username", "username"), ("Tr0ub4dor&3", "password", "password")]),
+    ("go", "func Register(email string, phone string) error {\n\treturn nil\n}",
+     "func TestRegister(t *testing.T) {\n\tRegister(\"x\", \"0803432167\")\n}",
+     [("0803432167", "phone", "phone")]),
+]
+
+
+@pytest.mark.parametrize("lang,code_turn,test,expected", C_LIKE_SIGNATURES, ids=["java", "javascript", "go"])
+def test_positional_arguments_in_c_like_languages(tax, lang, code_turn, test, expected):
+    fence = f"```{lang}\n{{}}\n```"
+    alone = got(tax, fence.format(test), None)
+    assert all(p != "lexicon" and a != "phone" for _, a, p in alone)  # without the definition: shapes only
+    cands = extract(fence.format(test), tax, context=[fence.format(code_turn)])
+    assert [(c["value"], c["attribute"], c["evidence"]["key"]) for c in cands] == expected
+    # a definition in the answer itself serves as well
+    both = extract(fence.format(code_turn) + "\n" + fence.format(test), tax)
+    assert [(c["value"], c["attribute"]) for c in both] == [(v, a) for v, a, _ in expected]

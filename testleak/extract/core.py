@@ -32,7 +32,7 @@ from ..privacy import value_hash
 from ..taxonomy import Taxonomy
 from ..formats import CodeBlock, split_code_blocks
 from .detect import Detector
-from .lexer import lex
+from .lexer import collect_c_signatures, lex
 from .literals import Literal, Parsed
 from .multivalue import split_values
 from .pyparse import collect_signatures, parse_python, parse_tree
@@ -123,11 +123,15 @@ def _marker_regions(text: str, blocks: list[CodeBlock]) -> list[tuple[int, int]]
     return out
 
 
-def _python_trees(blocks: list[CodeBlock], info: ExtractInfo) -> tuple[list, dict[str, list[str]]]:
+def _python_trees(blocks: list[CodeBlock], info: ExtractInfo,
+                  context: Iterable[str] = ()) -> tuple[list, dict[str, list[str]], dict[str, list[str]]]:
     """Pass 1: a Python tree per block (None when not Python or not parsable) and the
-    signatures defined anywhere in the answer (to bind positional arguments)."""
+    signatures defined anywhere in the answer, then in the ``context`` texts (the code the
+    tests are about), to bind positional arguments; the answer's own definitions win.
+    Python definitions come from ``ast``, other languages' from :func:`collect_c_signatures`."""
     trees: list = []
     sigs: dict[str, list[str]] = {}
+    csigs: dict[str, list[str]] = {}
     for b in blocks:
         t = None
         if b.language in (None, "python") and b.code.strip():
@@ -139,12 +143,30 @@ def _python_trees(blocks: list[CodeBlock], info: ExtractInfo) -> tuple[list, dic
                 info.errors.append(type(e).__name__)
                 t = None
         trees.append(t)
-    return trees, sigs
+        if t is None and b.language != "python":
+            collect_c_signatures(b.code, csigs)
+    for ctx in context:
+        for b in split_code_blocks(ctx) if isinstance(ctx, str) else ():
+            if not b.code.strip():
+                continue
+            if b.language not in (None, "python"):
+                collect_c_signatures(b.code, csigs)
+                continue
+            try:
+                t = parse_tree(b.code)
+                if t is not None:
+                    collect_signatures(t[0], sigs)
+                else:
+                    collect_c_signatures(b.code, csigs)
+            except Exception as e:  # noqa: BLE001
+                info.errors.append(type(e).__name__)
+    return trees, sigs, csigs
 
 
-def _parse_blocks(blocks: list[CodeBlock], attr_for, info: ExtractInfo) -> list[tuple[CodeBlock, str | None, Parsed]]:
+def _parse_blocks(blocks: list[CodeBlock], attr_for, info: ExtractInfo,
+                  context: Iterable[str] = ()) -> list[tuple[CodeBlock, str | None, Parsed]]:
     """Pass 2: literals and test intervals per block (``ast`` for Python, else the lexer)."""
-    trees, sigs = _python_trees(blocks, info)
+    trees, sigs, csigs = _python_trees(blocks, info, context)
     per_block: list[tuple[CodeBlock, str | None, Parsed]] = []
     for b, t in zip(blocks, trees):
         lang = b.language
@@ -159,7 +181,7 @@ def _parse_blocks(blocks: list[CodeBlock], attr_for, info: ExtractInfo) -> list[
             if lang is None:
                 lang = _guess_language(b.code)
             try:
-                parsed = lex(b.code, lang, attr_for)
+                parsed = lex(b.code, lang, attr_for, sigs=csigs)
             except Exception as e:  # noqa: BLE001
                 info.errors.append(type(e).__name__)
                 info.parsers["error"] = info.parsers.get("error", 0) + 1
@@ -212,7 +234,7 @@ def _candidates(text: str, per_block, det: Detector, excl: str, index_of, info: 
 
 
 def extract_detailed(text: str, taxonomy: Taxonomy, *, language: str | None = None,
-                     exclude: Iterable[str] = ()) -> tuple[list[dict], ExtractInfo]:
+                     exclude: Iterable[str] = (), context: Iterable[str] = ()) -> tuple[list[dict], ExtractInfo]:
     """Like :func:`extract`, also returning an :class:`ExtractInfo`."""
     info = ExtractInfo()
     if not isinstance(text, str):
@@ -221,7 +243,7 @@ def extract_detailed(text: str, taxonomy: Taxonomy, *, language: str | None = No
     excl = "\n\x00".join(e for e in exclude if isinstance(e, str) and e)
     blocks = split_code_blocks(text, language)
     info.blocks = len(blocks)
-    per_block = _parse_blocks(blocks, det.attribute_for_key, info)
+    per_block = _parse_blocks(blocks, det.attribute_for_key, info, context)
     intervals = [(b.to_text(s), b.to_text(e)) for b, _, parsed in per_block for s, e in parsed.tests]
     intervals += _marker_regions(text, blocks)
     index_of, info.tests = _intervals_index(intervals)
@@ -229,10 +251,13 @@ def extract_detailed(text: str, taxonomy: Taxonomy, *, language: str | None = No
 
 
 def extract(text: str, taxonomy: Taxonomy, *, language: str | None = None,
-            exclude: Iterable[str] = ()) -> list[dict]:
+            exclude: Iterable[str] = (), context: Iterable[str] = ()) -> list[dict]:
     """ExtractPII: candidate dicts ``{value, attribute, evidence{key, pattern, span, line},
-    language, test_index}`` in document order (see the module docstring)."""
-    return extract_detailed(text, taxonomy, language=language, exclude=exclude)[0]
+    language, test_index}`` in document order (see the module docstring). ``context``:
+    texts whose Python definitions name the positional arguments of calls in ``text``
+    (the code under test, which the test answer calls but does not define); their literals
+    are not read."""
+    return extract_detailed(text, taxonomy, language=language, exclude=exclude, context=context)[0]
 
 
 # --- records in, records out (the ``candidates`` stage) ---------------------------------
@@ -276,6 +301,19 @@ def prompt_texts(rec: dict) -> list[str]:
     return out
 
 
+def code_context(rec: dict) -> list[str]:
+    """The code the test answer is about: the code turn's answer (when the record has a
+    test turn) and the selected functions' sources."""
+    out: list[str] = []
+    t1, t2 = rec.get("turn1"), rec.get("turn2")
+    if isinstance(t2, dict) and isinstance(t1, dict) and isinstance(t1.get("text"), str):
+        out.append(t1["text"])
+    for f in rec.get("functions") or []:
+        if isinstance(f, dict) and isinstance(f.get("source"), str):
+            out.append(f["source"])
+    return out
+
+
 _CARRY = ("question_id", "prompt_id", "method", "variant", "model", "round")
 
 
@@ -307,7 +345,8 @@ def candidates_from_responses(responses: Iterable[dict], taxonomy: Taxonomy) -> 
         fns = r.get("functions")
         if isinstance(fns, list) and fns and isinstance(fns[0], dict):
             lang = fns[0].get("language") or lang
-        found, info = extract_detailed(text, taxonomy, language=lang, exclude=prompt_texts(r))
+        found, info = extract_detailed(text, taxonomy, language=lang, exclude=prompt_texts(r),
+                                       context=code_context(r))
         for k, n in info.parsers.items():
             bump(stats["parsers"], k, n)
         for e in info.errors:

@@ -150,8 +150,10 @@ def test_intervals(code: str, masked: str) -> list[tuple[int, int]]:
     return out
 
 
-def lex(code: str, language: str | None, attr_for, with_tests: bool = True) -> Parsed:
-    """Literals of ``code`` with their keys, and the test-case intervals."""
+def lex(code: str, language: str | None, attr_for, with_tests: bool = True,
+        sigs: dict[str, list[str]] | None = None) -> Parsed:
+    """Literals of ``code`` with their keys, and the test-case intervals. ``sigs``: callable
+    name -> parameter names (:func:`collect_c_signatures`) for positional arguments."""
     rx = _token_rx(language)
     toks: list[tuple[int, int, str, int, int]] = []  # (start, end, value, vstart, vend)
     pieces: list[str] = []
@@ -202,6 +204,8 @@ def lex(code: str, language: str | None, attr_for, with_tests: bool = True) -> P
         if key is None:
             window = masked[max(0, s - 160):s]
             key = _key_from_window(window, masked, s, e, attr_for)
+        if key is None and sigs:
+            key = _positional_key(masked[max(0, s - 600):s], sigs)
         lits.append(Literal(val, key, vs, ve))
         prev_end, prev_val = e, val
         prev_is_str = code[s] in "\"'`"
@@ -221,6 +225,76 @@ _STATEMENT_START = re.compile(r"[;{}\n][^;{}\n]*$")
 
 _GO_TABLE = re.compile(r"\[\]\s*struct\s*\{(?P<f>[^{}]*)\}\s*\{")
 _GO_FIELDS = re.compile(r"(?P<names>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s+[\w.*\[\]]+\s*(?:`[^`]*`)?\s*(?:;|\n|$)")
+
+
+_C_SIGNATURE = re.compile(
+    r"(?:\bfunc\s+(?:\([^()]*\)\s*)?|\bfunction\s+|\bdef\s+|\bfun\s+|[\w>\]]\s+)?"
+    r"(?P<name>(?:[^\W\d]|\$)[\w$]*)\s*\((?P<params>[^()]*)\)\s*(?:throws\s+[\w., ]+)?\s*(?::\s*[\w<>\[\]|. ]+)?"
+    r"\s*(?:[\w.*\[\]]+|\([^()]*\))?\s*\{",  # Go result types
+    re.M)
+_CLASS_OPEN = re.compile(r"\bclass\s+(?P<c>[A-Za-z_]\w*)[^{;]*\{")
+_PARAM_NAME = re.compile(r"(?:[^\W\d]|\$)[\w$]*")
+_NOT_CALLABLE = {"if", "for", "while", "switch", "catch", "return", "function", "synchronized", "using", "foreach"}
+
+
+def _param_names(params: str, go: bool) -> list[str]:
+    names = []
+    for p in params.split(","):
+        p = re.sub(r"=.*$|@\w+(?:\([^)]*\))?", "", p).strip()  # defaults, annotations
+        words = _PARAM_NAME.findall(p)
+        if not words:
+            continue
+        names.append(words[0] if go or ":" in p else words[-1])  # Go/TS/Kotlin: name first
+    return names
+
+
+def collect_c_signatures(code: str, into: dict[str, list[str]]) -> None:
+    """Function / method / constructor name -> parameter names, for C-like languages
+    (Java, C#, JavaScript/TypeScript, Go, Kotlin, PHP); a JavaScript ``constructor`` is
+    recorded under its class's name. First definition wins."""
+    go = bool(re.search(r"^\s*func\s", code, re.M))
+    classes = [(m.start(), m.group("c")) for m in _CLASS_OPEN.finditer(code)]
+    for m in _C_SIGNATURE.finditer(code):
+        name = m.group("name")
+        if name in _NOT_CALLABLE:
+            continue
+        if name == "constructor" or name == "__construct":
+            owner = [c for pos, c in classes if pos < m.start()]
+            if not owner:
+                continue
+            name = owner[-1]
+        names = _param_names(m.group("params").replace("$", ""), go)
+        if names:
+            into.setdefault(name, names)
+
+
+def _position(args: str) -> int:
+    """Index of the argument that follows ``args`` (the masked text after an open bracket):
+    the number of commas outside nested brackets."""
+    depth, index = 0, 0
+    for ch in args:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            index += 1
+    return index
+
+
+def _positional_key(window: str, sigs: dict[str, list[str]]) -> str | None:
+    """The parameter a positional argument fills: ``new Customer("a", "b")`` with
+    ``Customer(String email, String phone)`` defined in the answer or the code under test."""
+    for start in _open_brackets(window, 1):
+        if window[start] != "(":
+            return None
+        c = _CALL_BEFORE.search(window[:start + 1])
+        if not c or c.group("c") not in sigs:
+            return None
+        index = _position(window[start + 1:])
+        params = sigs[c.group("c")]
+        return params[index] if index < len(params) else None
+    return None
 
 
 def _open_brackets(window: str, most: int = 2) -> list[int]:
@@ -262,14 +336,7 @@ def _row_key(masked: str, s: int, rows: list[tuple[int, int, list[str]]]) -> str
     """The struct field a positional value at ``s`` fills in its table row, else None."""
     for start, end, fields in rows:
         if start <= s < end:
-            depth, index = 0, 0
-            for ch in masked[start:s]:
-                if ch in "([{":
-                    depth += 1
-                elif ch in ")]}":
-                    depth -= 1
-                elif ch == "," and depth == 0:
-                    index += 1
+            index = _position(masked[start:s])
             if index >= len(fields) or (index == 0 and fields[0] == "name"):
                 return None  # by Go convention the first field `name` names the test case
             return fields[index]
