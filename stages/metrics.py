@@ -16,8 +16,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from testleak.config import load_params
-from testleak.errors import ConfigError
+from testleak.config import load_params, run_spec
 from testleak.metrics import headline, run_curve, run_metrics
 from testleak.paths import Paths
 from testleak.stage import entry, run_argument
@@ -25,15 +24,8 @@ from testleak.records import read_jsonl, write_json
 from testleak.taxonomy import Taxonomy
 
 
-def check_run(params, run: str):
-    runs = params["experiment"]["runs"]
-    if run not in runs:
-        raise ConfigError(f"unknown run {run!r}; known runs of experiment {params['experiment']['name']!r}: {', '.join(runs)}")
-    return runs[run]
-
-
 def run_meta(params, run: str, responses: list[dict]) -> dict:
-    spec = check_run(params, run)
+    spec = run_spec(params, run)
     method = spec["method"]
     variants = sorted({r.get("variant") for r in responses if r.get("variant")})
     own = spec.get("ablation") or params["ablation"]
