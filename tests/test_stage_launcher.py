@@ -113,5 +113,5 @@ def test_queued_experiment_worker_finds_the_venv_with_a_failing_python_on_path(t
     st = run_queue(proj, env, timeout=900)
     logs = run(["dvc", "queue", "logs", "idx"], proj, env, check=False).stdout
     assert "Success" in st, st + logs
-    assert "sh stages/run index" in logs and "index: 2 files" in logs and "2 repositories" in logs, logs
+    assert "sh stages/run index" in logs and "index (fts5-trigram): 2 files" in logs and "2 repositories" in logs, logs
     assert "shim" not in logs
