@@ -13,14 +13,10 @@ import email_validator
 from testleak.errors import DataError
 from testleak.verify.index import LocalIndex, build_index
 from testleak.verify.infinigram import InfiniGramIndex, build_infinigram
+from tests.test_verify_index import FILES as INDEX_FILES
 
-FILES = {
-    "alpha/a.py": 'EMAIL = "ana.k@corp.io"\nx = "aaaa"\n',
-    "alpha/sub/b.py": 'contact = "Ana.K@corp.io"  # upper case\nq = \'say "hi" now\'\n',
-    "beta/c.py": "name = 'Zoë Ångström'\nkey = 'tab\tsep'\nphone = '+86 138-1108-5305'\n",
-    "beta/d.py": "aaaaaa\n'ana.k@corp.io'\n" + "ana.k@corp.io\n" * 50,
-    "gamma/e.txt": "ana.k@corp.io in a text file (extension filtered out)\n",
-}
+# the FTS5 tests' corpus, with a value repeated 51 times in one file (it counts once)
+FILES = {**INDEX_FILES, "beta/d.py": INDEX_FILES["beta/d.py"] + "ana.k@corp.io\n" * 50}
 
 
 @pytest.fixture(scope="module")
