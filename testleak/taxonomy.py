@@ -108,6 +108,13 @@ class Taxonomy:
         return sorted(((w, k) for w, k in out.items() if w and "_" not in w and (not w.isascii() or len(w) >= _COMPOUND_MIN)),
                       key=lambda t: -len(t[0]))
 
+    def is_field_name(self, value: str) -> bool:
+        """True when ``value`` is itself a compound field name of some attribute's lexicon
+        (``new_password``, ``user_name``): an identifier, not data. Single words
+        (``pass``, ``admin``) stay values: they are real weak passwords and user names."""
+        n = normalize_identifier(value)
+        return "_" in n and n in self._lexicon_index
+
     def attribute_for_name(self, name: str) -> str | None:
         """Map an identifier (key, parameter, variable, attribute access) to an attribute.
 

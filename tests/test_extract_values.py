@@ -67,7 +67,13 @@ def test_keyed_values_are_kept_for_the_rules(tax, lang, code, value, attr, reaso
 NON_VALUES = [
     ("python", 'password = "pass<PASSWORD>word"'),
     ("javascript", 'headers = { Authorization: "Bearer <TOKEN>" }'),
+    ("python", 'change_password(old_password="new_password")'),   # a field name, not data
+    ("java", 'user.setUserName("user_name");'),
 ]
+
+
+def test_single_lexicon_words_stay_values(tax):
+    assert got(tax, 'password = "admin"', "python") == [("admin", "password", "lexicon")]
 
 
 @pytest.mark.parametrize("lang,code", NON_VALUES)

@@ -10,8 +10,9 @@ variable name it is bound to, or None) :meth:`Detector.classify` returns
    (``{}``, ``{name}``, ``%s``, ``${x}``), regular expressions, slot placeholders
    (``<EMAIL>``, also inside a string: ``Bearer <TOKEN>``), masked values (``***``,
    ``XXXX``), obvious placeholders (``your_api_key``, ``changeme``, ``dummy``...), the key's
-   own name as value (``password="password"``), multi-line text (except PEM keys) and
-   anything over 512 characters.
+   own name as value (``password="password"``) or any compound field name of the taxonomy's
+   lexicons (``old_password="new_password"``: ``Taxonomy.is_field_name``), multi-line text
+   (except PEM keys) and anything over 512 characters.
 2. Self-certifying formats win over any key (precedence: checksum-validated format > key
    lexicon > shape): an email (email-validator syntax, internationalized addresses
    included, no DNS) -> ``email``; a vendor secret prefix (``sk-``, ``sk_live_``, ``ghp_``,
@@ -249,7 +250,7 @@ class Detector:
     def classify(self, value: str, key: str | None = None) -> tuple[str, str] | None:
         """``(attribute, pattern)`` for a literal bound to ``key``, or None (module docstring)."""
         v = value
-        if non_value(v, key):
+        if non_value(v, key) or self.taxonomy.is_field_name(v):
             return None
         s = v.strip()
         # 2. self-certifying shapes: e-mail, vendor key prefix, checksummed formats
