@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import sys
 
-from omegaconf import OmegaConf
-
 from testleak.canary.pipeline import make_canary_corpus
 from testleak.config import load_params
 from testleak.paths import Paths
@@ -22,7 +20,7 @@ from testleak.stage import entry
 
 
 def main(argv: list[str] | None = None) -> int:
-    params = OmegaConf.to_container(load_params(), resolve=True)
+    params = load_params()
     stats = make_canary_corpus(params, Paths())
     print(f"canary_corpus: {stats['canaries']} canaries over {stats['attributes']} attributes in "
           f"{stats['files']} files ({stats['redrawn']} values redrawn)", file=sys.stderr)

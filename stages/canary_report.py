@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import sys
 
-from omegaconf import OmegaConf
-
 from testleak.canary import report_calibration, run_calibration
 from testleak.config import load_params
 from testleak.errors import ConfigError
@@ -28,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(argv or [])
     if argv not in ([], ["--report"]):
         raise ConfigError("usage: python -m stages.canary_report [--report]")
-    params = OmegaConf.to_container(load_params(), resolve=True)
+    params = load_params()
     paths = Paths()
     summaries = None if argv else run_calibration(params, paths)
     rep = report_calibration(params, paths, summaries)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import sys
 
-from omegaconf import OmegaConf
-
 from testleak.config import load_params
 from testleak.extract import candidates_from_responses
 from testleak.paths import Paths
@@ -16,7 +14,7 @@ from testleak.taxonomy import Taxonomy
 
 def main(argv: list[str]) -> int:
     paths = Paths()
-    params = OmegaConf.to_container(load_params(), resolve=True)
+    params = load_params()
     run = run_argument(argv, params, "candidates")
     tax = Taxonomy.from_config(params)
     cands, stats = candidates_from_responses(read_jsonl(paths.responses(run), kind="response"), tax)

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import sys
 
-from omegaconf import OmegaConf
-
 from testleak.config import load_params
 from testleak.paths import Paths
 from testleak.stage import entry, run_argument
@@ -24,7 +22,7 @@ from testleak.verify.review import agreement, confirm, read_labels, summarize_co
 
 def main(argv: list[str]) -> int:
     paths = Paths()
-    params = OmegaConf.to_container(load_params(), resolve=True)
+    params = load_params()
     run = run_argument(argv, params, "confirmed")
     rev = params.get("review") or {}
     policy = rev.get("policy", "auto")

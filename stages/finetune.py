@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import sys
 
-from omegaconf import OmegaConf
-
 from testleak.canary import run_finetune
 from testleak.config import load_params
 from testleak.paths import Paths
@@ -22,7 +20,7 @@ from testleak.stage import entry
 
 
 def main(argv: list[str] | None = None) -> int:
-    params = OmegaConf.to_container(load_params(), resolve=True)
+    params = load_params()
     m = run_finetune(params, Paths())
     print(f"finetune: {m['steps']} steps, {m['seconds_per_step']} s/step, memorized "
           f"{m['memorized_before']:.0%} -> {m['memorized_after']:.0%} of {m['canaries']} canaries", file=sys.stderr)

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import sys
 
-from omegaconf import OmegaConf
-
 from testleak.config import load_params
 from testleak.paths import Paths
 from testleak.stage import entry
@@ -22,7 +20,7 @@ from testleak.verify.index import build_index
 
 def main(argv: list[str] | None = None) -> int:
     paths = Paths()
-    params = OmegaConf.to_container(load_params(), resolve=True)
+    params = load_params()
     local = (params.get("verifier") or {}).get("local") or {}
     stats = build_index(local, paths.index)
     stats["db_over_corpus"] = round(stats["db_bytes"] / max(1, stats["bytes"]), 3)

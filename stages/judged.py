@@ -13,8 +13,6 @@ from __future__ import annotations
 import sys
 from contextlib import nullcontext
 
-from omegaconf import OmegaConf
-
 from testleak.config import load_params
 from testleak.paths import Paths
 from testleak.stage import entry, run_argument
@@ -25,7 +23,7 @@ from testleak.verify.judge import judge_candidates, judge_mode, load_fragments, 
 
 def main(argv: list[str]) -> int:
     paths = Paths()
-    params = OmegaConf.to_container(load_params(), resolve=True)
+    params = load_params()
     run = run_argument(argv, params, "judged")
     tax = Taxonomy.from_config(params)
     ver = params.get("verifier") or {}

@@ -2,8 +2,8 @@
 
     python -m stages.library RUN
 
-Reads params: library (division, clustering, figures), taxonomy, experiment.runs[RUN].library
-(the input library: prior YAML or data/library/<run>.json). Reads data/runs/RUN/
+Reads params: library (division, clustering, figures), taxonomy, experiment.library_from[RUN].library
+(the run entry; its input library: prior YAML or data/library/<run>.json). Reads data/runs/RUN/
 {confirmed,candidates,responses}.jsonl. Writes data/library/RUN.json (input library + new
 templates/fragments of RUN with cluster and source run; raw values: data/ only),
 data/library/RUN.divisions.jsonl (per-leak division with token scores),
@@ -14,8 +14,6 @@ RUN_embeddings_{fragments,templates}.png (no strings drawn).
 from __future__ import annotations
 
 import sys
-
-from omegaconf import OmegaConf
 
 from testleak.config import load_params
 from testleak.library import load_library
@@ -43,11 +41,10 @@ class _Lazy:
 
 def main(argv: list[str]) -> int:
     paths = Paths()
-    params = OmegaConf.to_container(load_params(), resolve=True)
-    run = run_argument(argv, params, "library")
-    runs = params["experiment"]["runs"]
+    params = load_params()
+    run = run_argument(argv, params, "library", runs_key="library_from")
     lib_cfg = params["library"]
-    src = runs[run].get("library") or "prior"
+    src = params["experiment"]["library_from"][run].get("library") or "prior"
     base_path = paths.library(src) if "/" not in str(src) and not str(src).endswith((".json", ".yaml")) else paths.root / src
     base = load_library(base_path)
     tax = Taxonomy.from_config(params)

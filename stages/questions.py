@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import sys
 
-from omegaconf import OmegaConf
-
 from testleak.config import load_params
 from testleak.elicit import generate_questions
 from testleak.llm import open_gateway
@@ -29,7 +27,7 @@ def stats_path(paths: Paths):
 
 def main(argv: list[str] | None = None) -> int:
     paths = Paths()
-    params = OmegaConf.to_container(load_params(), resolve=True)
+    params = load_params()
     tax = Taxonomy.from_config(params)
     exp = params["experiment"]
     with open_gateway(params["questioner"], paths=paths) as gw:

@@ -51,11 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     if argv:
         print("usage: python -m stages.report", file=sys.stderr)
         return 2
-    params = load_params()
+    p = load_params()
     paths = Paths()
-    from omegaconf import OmegaConf
-
-    p = OmegaConf.to_container(params, resolve=True)
     metrics, curves, key_files = load_inputs(p, paths)
     files = build_reports(p, metrics, curves, key_files, Taxonomy.from_config(p), paths.reports)
     missing = [r for r, m in metrics.items() if m is None]

@@ -18,8 +18,6 @@ import json
 import os
 import sys
 
-from omegaconf import OmegaConf
-
 from testleak.config import load_params
 from testleak.elicit import ElicitSettings, elicit, questions_for_run, run_baseline_method, summarize
 from testleak.llm import open_gateway
@@ -31,7 +29,7 @@ from testleak.taxonomy import Taxonomy
 
 def main(argv: list[str]) -> int:
     paths = Paths()
-    params = OmegaConf.to_container(load_params(), resolve=True)
+    params = load_params()
     run = run_argument(argv, params, "responses")
     tax = Taxonomy.from_config(params)
     settings = ElicitSettings.from_params(params, run)

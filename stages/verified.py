@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import sys
 
-from omegaconf import OmegaConf
-
 from testleak.config import load_params
 from testleak.paths import Paths
 from testleak.stage import entry, run_argument
@@ -24,7 +22,7 @@ from testleak.verify.search import open_backend, summarize_hits, verify_candidat
 
 def main(argv: list[str]) -> int:
     paths = Paths()
-    params = OmegaConf.to_container(load_params(), resolve=True)
+    params = load_params()
     run = run_argument(argv, params, "verified")
     ver = params.get("verifier") or {}
     cands = read_jsonl(paths.candidates(run), kind="candidate")

@@ -54,12 +54,15 @@ def dump_params(cfg: DictConfig | dict, path: str | os.PathLike) -> None:
     Path(path).write_text(OmegaConf.to_yaml(c), encoding="utf-8")
 
 
-def load_params(path: str | os.PathLike | None = None) -> DictConfig:
-    """Read params.yaml (the composed config) as an OmegaConf object."""
+def load_params(path: str | os.PathLike | None = None) -> dict:
+    """Read params.yaml (the composed config) as plain nested dicts, interpolations resolved.
+
+    Stages take every setting from this mapping and nothing else (no conf/ at run time), so
+    the pipeline-graph test can record which keys each stage reads (tests/test_pipeline_graph.py)."""
     p = Path(path) if path else project_root() / "params.yaml"
     if not p.exists():
         raise ConfigError(f"{p} not found: run from the project root, or `testleak params` to compose it")
-    return OmegaConf.create(yaml.safe_load(p.read_text(encoding="utf-8")))
+    return OmegaConf.to_container(OmegaConf.create(yaml.safe_load(p.read_text(encoding="utf-8"))), resolve=True)
 
 
 def select(cfg, key: str, known: Sequence[str], what: str) -> str:
@@ -70,12 +73,14 @@ def select(cfg, key: str, known: Sequence[str], what: str) -> str:
 
 
 def ablation_config(value) -> dict:
-    """An ablation given by name (``no_fl`` -> conf/ablation/no_fl.yaml) or as a mapping of
-    its flags (as composed into params.yaml)."""
+    """The ablation flags of a run, as composed into params.yaml (``experiment.runs.R.ablation``).
+
+    Ablations are resolved at composition (conf/experiment/*.yaml write ``ablation: '${ablation}'``
+    or ``'${experiment.ablations.NAME}'``), so stages read flags from params.yaml only and DVC
+    reruns exactly the runs whose flags changed. A bare name is refused: conf/ is not read at
+    run time."""
     if isinstance(value, str):
-        p = CONF_DIR / "ablation" / f"{value}.yaml"
-        if not p.exists():
-            known = sorted(x.stem for x in (CONF_DIR / "ablation").glob("*.yaml"))
-            raise ConfigError(f"unknown ablation {value!r}; known: {', '.join(known)}")
-        return yaml.safe_load(p.read_text(encoding="utf-8"))
+        raise ConfigError(f"ablation {value!r} given by name: a run's ablation must be its flags, resolved when "
+                          f"params.yaml is composed (write ablation: '${{experiment.ablations.{value}}}' with "
+                          f"`/ablation@ablations.{value}: {value}` in the experiment's defaults)")
     return dict(value)

@@ -52,16 +52,44 @@ class Paths:
         return self.root / "logs"
 
     @property
+    def resources(self) -> Path:
+        """Data shipped with the code (prior library, baseline templates, paper results)."""
+        return self.root / "testleak" / "resources"
+
+    @property
     def questions(self) -> Path:
         return self.data / "questions" / "questions.jsonl"
+
+    @property
+    def questions_stats(self) -> Path:
+        return self.questions.parent / "stats.json"
 
     @property
     def index(self) -> Path:
         return self.data / "index" / "corpus.sqlite"
 
     @property
+    def index_stats(self) -> Path:
+        return self.index.parent / "stats.json"
+
+    @property
+    def index_manifest(self) -> Path:
+        """Distributions and versions (or directories) the index was built from."""
+        return self.index.parent / "manifest.json"
+
+    @property
+    def labels_dir(self) -> Path:
+        """Review labels (git). The confirmed stages depend on this directory, so a configured
+        ``review.labels_file`` must lie inside it."""
+        return self.root / "labels"
+
+    @property
     def labels(self) -> Path:
-        return self.root / "labels" / "labels.jsonl"
+        return self.labels_dir / "labels.jsonl"
+
+    @property
+    def canary(self) -> Path:
+        return self.data / "canary"
 
     @property
     def reports(self) -> Path:
@@ -94,8 +122,22 @@ class Paths:
         if "/" in name or name.endswith((".yaml", ".yml", ".json")):
             return self.root / name
         if name == "prior":
-            return self.root / "testleak" / "resources" / "prior_library.yaml"
+            return self.resources / "prior_library.yaml"
         return self.data / "library" / f"{name}.json"
+
+    def library_divisions(self, run: str) -> Path:
+        return self.data / "library" / f"{run}.divisions.jsonl"
+
+    def library_stats(self, run: str) -> Path:
+        return self.data / "library" / f"{run}_stats.json"
+
+    def library_figures(self, run: str) -> list[Path]:
+        fig = self.reports / "figures"
+        return [fig / f"{run}_division_scores.png", fig / f"{run}_embeddings_fragments.png",
+                fig / f"{run}_embeddings_templates.png"]
 
     def metrics(self, run: str) -> Path:
         return self.root / "metrics" / f"{run}.json"
+
+    def metrics_plot(self, run: str) -> Path:
+        return self.root / "metrics" / "plots" / f"{run}_confirmed_vs_responses.csv"

@@ -5,7 +5,7 @@ reads the composed params and :class:`testleak.paths.Paths` and writes under dat
 (raw values), metrics/ and reports/canary/ (masked).
 
 Calibration: every run of ``experiment.calibration_runs`` (method ours / codexleaks / codebreaker; an
-``ablation`` field selects conf/ablation/<name>.yaml for runs of ours) is executed with the
+``ablation`` field carries the flags of conf/ablation/<name>.yaml, resolved at composition) is executed with the
 project's own library functions - questions, responses, ExtractPII, judge, local-index
 verification over the canary corpus, review - once against the tuned model and once against
 the untuned base model (control), as runs ``canary_<model>_<run>`` under data/runs/.
@@ -346,6 +346,6 @@ def report_calibration(params: Mapping, paths, summaries: list[dict] | None = No
                         read_jsonl(paths.confirmed(run), kind="confirmed"), originals)
         m = meta.get(run, {})
         results.append({"run": run, "model": kind, "key": key, "method": spec.get("method"),
-                        "variant": m.get("variant", spec.get("ablation") or "none"), "recall": rc})
+                        "variant": m.get("variant", (spec.get("ablation") or {}).get("name", "none")), "recall": rc})
     ft = json.loads(cp.finetune_metrics.read_text()) if cp.finetune_metrics.exists() else None
     return build_report(results, truth, cp.report_dir, cp.report_metrics, ft)
