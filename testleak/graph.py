@@ -101,7 +101,7 @@ def declarations(paths: Paths | None = None) -> list[Stage]:
         Stage("index",
               params=["verifier.local"],
               deps=["pyproject.toml"],
-              outs=[r(paths.index)], metrics=[r(paths.index_stats)] + [_nocache(r(paths.index_manifest))]),
+              outs=[r(paths.index), r(paths.index_manifest)], metrics=[r(paths.index_stats)]),
         Stage("responses", foreach=per_run, args=RUN,
               params=["seed", "taxonomy", "model", "baselines", f"experiment.runs.{RUN}", "experiment.scenarios",
                       "experiment.questions_per_scenario", "experiment.tests_per_function",
