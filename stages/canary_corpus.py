@@ -14,13 +14,12 @@ from __future__ import annotations
 import sys
 
 from testleak.canary.pipeline import make_canary_corpus
-from testleak.config import load_params
 from testleak.paths import Paths
-from testleak.stage import entry
+from testleak.stage import entry, read_params
 
 
 def main(argv: list[str] | None = None) -> int:
-    params = load_params()
+    params = read_params()
     stats = make_canary_corpus(params, Paths())
     print(f"canary_corpus: {stats['canaries']} canaries over {stats['attributes']} attributes in "
           f"{stats['files']} files ({stats['redrawn']} values redrawn)", file=sys.stderr)

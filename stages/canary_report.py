@@ -6,7 +6,7 @@
 Reads params: experiment (runs; a run may carry ``ablation: <conf/ablation name>``),
 canary (models, judge_mode), model, questioner, judge, verifier, taxonomy, library, baselines.
 Reads data/canary/{ground_truth.jsonl,corpus/,original/,model/model.json}. Writes
-data/canary/index.sqlite, data/canary/questions.jsonl, data/runs/canary_<model>_<run>/*,
+data/canary/index.sqlite, data/canary/questions.jsonl, data/canary/runs/canary_<model>_<run>/*,
 reports/canary/{canary.md,recall.csv,by_attribute.csv,curves.csv,recall_curves.png} and
 metrics/canary.json. Exits 1 when the control model recovered a canary (a bug).
 """
@@ -16,17 +16,16 @@ from __future__ import annotations
 import sys
 
 from testleak.canary import report_calibration, run_calibration
-from testleak.config import load_params
 from testleak.errors import ConfigError
 from testleak.paths import Paths
-from testleak.stage import entry
+from testleak.stage import entry, read_params
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(argv or [])
     if argv not in ([], ["--report"]):
         raise ConfigError("usage: python -m stages.canary_report [--report]")
-    params = load_params()
+    params = read_params()
     paths = Paths()
     summaries = None if argv else run_calibration(params, paths)
     rep = report_calibration(params, paths, summaries)

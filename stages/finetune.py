@@ -14,13 +14,12 @@ from __future__ import annotations
 import sys
 
 from testleak.canary import run_finetune
-from testleak.config import load_params
 from testleak.paths import Paths
-from testleak.stage import entry
+from testleak.stage import entry, read_params
 
 
 def main(argv: list[str] | None = None) -> int:
-    params = load_params()
+    params = read_params()
     m = run_finetune(params, Paths())
     print(f"finetune: {m['steps']} steps, {m['seconds_per_step']} s/step, memorized "
           f"{m['memorized_before']:.0%} -> {m['memorized_after']:.0%} of {m['canaries']} canaries", file=sys.stderr)

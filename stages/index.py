@@ -13,16 +13,15 @@ from __future__ import annotations
 
 import sys
 
-from testleak.config import load_params
 from testleak.paths import Paths
-from testleak.stage import entry
+from testleak.stage import entry, read_params
 from testleak.records import write_json
 from testleak.verify.index import build_index, corpus_manifest
 
 
 def main(argv: list[str] | None = None) -> int:
     paths = Paths()
-    params = load_params()
+    params = read_params()
     local = (params.get("verifier") or {}).get("local") or {}
     stats = build_index(local, paths.index)
     stats["db_over_corpus"] = round(stats["db_bytes"] / max(1, stats["bytes"]), 3)

@@ -16,11 +16,10 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from testleak.config import load_params
 from testleak.errors import ConfigError
 from testleak.metrics import run_curve, run_keys, run_metrics
 from testleak.paths import Paths
-from testleak.stage import entry, run_argument
+from testleak.stage import entry, read_params, run_argument
 from testleak.records import read_jsonl, write_json
 from testleak.taxonomy import Taxonomy
 
@@ -75,7 +74,7 @@ def write_curve(path: Path, rows: list[dict], categories) -> None:
 
 
 def main(argv: list[str]) -> int:
-    params = load_params()
+    params = read_params()
     paths = Paths()
     run = run_argument(argv, params, "metrics")
     tax = Taxonomy.from_config(params)

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import sys
 
-from testleak.config import load_params
 from testleak.elicit import generate_questions
 from testleak.llm import open_gateway
 from testleak.paths import Paths
-from testleak.stage import entry
+from testleak.stage import entry, read_params
 from testleak.records import write_json, write_jsonl
 from testleak.taxonomy import Taxonomy
 
@@ -27,7 +26,7 @@ def stats_path(paths: Paths):
 
 def main(argv: list[str] | None = None) -> int:
     paths = Paths()
-    params = load_params()
+    params = read_params()
     tax = Taxonomy.from_config(params)
     exp = params["experiment"]
     with open_gateway(params["questioner"], paths=paths) as gw:

@@ -13,10 +13,9 @@ import csv
 import json
 import sys
 
-from testleak.config import load_params
 from testleak.errors import DataError
 from testleak.paths import Paths
-from testleak.stage import entry
+from testleak.stage import entry, read_params
 from testleak.report import build_reports
 from testleak.taxonomy import Taxonomy
 
@@ -51,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv:
         print("usage: python -m stages.report", file=sys.stderr)
         return 2
-    p = load_params()
+    p = read_params()
     paths = Paths()
     metrics, curves, key_files = load_inputs(p, paths)
     files = build_reports(p, metrics, curves, key_files, Taxonomy.from_config(p), paths.reports)

@@ -2,62 +2,35 @@
 
     python -m stages.responses RUN
 
-Method ``ours``: questions (data/questions/questions.jsonl, or generic tasks when
-``ablation.scenario_questions`` is false) -> code turn -> G(c) -> test turn with library
-hints (library of the run: ``prior`` or a previous run's data/library/<run>.json).
-Methods ``codexleaks`` / ``codebreaker``: ``testleak.baselines.run_baseline``.
+The run's method (``experiment.runs.RUN.method``) is looked up in :mod:`testleak.methods`:
+``ours`` asks the scenario questions (data/questions/questions.jsonl, or generic tasks when
+``ablation.scenario_questions`` is false), code turn -> G(c) -> test turn with hints from the
+run's library (``prior`` or a previous run's data/library/<run>.json); ``codexleaks`` and
+``codebreaker`` prompt with their own templates. Library function:
+:func:`testleak.pipeline.responses`.
 
-Writes data/runs/RUN/responses.jsonl (response/1).  Records are appended and flushed
-batch by batch to responses.jsonl.partial, renamed at the end; the gateway cache makes a
-rerun after an interruption repeat no call.  Prints counts by status (no raw values).
+Writes data/runs/RUN/responses.jsonl (response/1, atomically); the gateway cache makes a
+rerun after an interruption repeat no call. Prints counts by status (no raw values).
 """
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 
-from testleak.config import load_params
-from testleak.elicit import ElicitSettings, elicit, questions_for_run, run_baseline_method, summarize
+from testleak import pipeline
 from testleak.llm import open_gateway
 from testleak.paths import Paths
-from testleak.stage import entry, run_argument
-from testleak.records import read_jsonl, tag
-from testleak.taxonomy import Taxonomy
+from testleak.stage import entry, stage_params
 
 
 def main(argv: list[str]) -> int:
+    params, run = stage_params(argv, "responses")
     paths = Paths()
-    params = load_params()
-    run = run_argument(argv, params, "responses")
-    tax = Taxonomy.from_config(params)
-    settings = ElicitSettings.from_params(params, run)
-    exp = params["experiment"]
-    out = paths.responses(run)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    partial = out.with_name(out.name + ".partial")
-    counts = {}
-    with open_gateway(params["model"], paths=paths) as gw, partial.open("w", encoding="utf-8") as f:
-        if settings.method == "ours":
-            questions = read_jsonl(paths.questions, kind="question") if settings.scenario_questions else None
-            qs = questions_for_run(settings, questions, tax, exp["scenarios"], int(exp["questions_per_scenario"]))
-            library = None
-            if settings.library_hints:
-                from testleak.library import load_library
-
-                library = load_library(paths.library(settings.library))
-            records = elicit(qs, settings, tax, gw, library)
-        else:
-            records = run_baseline_method(params, settings, tax, gw)
-        seen = []
-        for r in records:
-            f.write(json.dumps(tag("response", r), ensure_ascii=False) + "\n")
-            f.flush()
-            seen.append({"status": r.get("status")})
-        counts = summarize(seen)
-    os.replace(partial, out)
-    print(f"responses {run}: " + ", ".join(f"{k}={v}" for k, v in counts.items()), file=sys.stderr)
+    questions, library = pipeline.method_inputs(params, paths, run)
+    with open_gateway(params["model"], paths=paths) as gw:
+        records, stats = pipeline.responses(params, run, gw, questions, library)
+    pipeline.write_artifact(paths, "responses", run, records)
+    print(f"responses@{run}: " + ", ".join(f"{k}={v}" for k, v in stats.items() if k != "run"), file=sys.stderr)
     return 0
 
 

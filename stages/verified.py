@@ -6,36 +6,26 @@ Reads params: verifier (backend local | github, window, min_query_chars, local, 
 Reads data/runs/RUN/{candidates,judged}.jsonl and, for backend local, data/index/corpus.sqlite.
 Writes data/runs/RUN/verified.jsonl (hit/1, one per candidate: outcome in_window |
 out_of_window | unverifiable | error | filtered, k, repository ids) and
-data/runs/RUN/verified_stats.json.
+data/runs/RUN/verified_stats.json. Library function: :func:`testleak.pipeline.verified`.
 """
 
 from __future__ import annotations
 
 import sys
 
-from testleak.config import load_params
+from testleak import pipeline
 from testleak.paths import Paths
-from testleak.stage import entry, run_argument
-from testleak.records import read_jsonl, write_json, write_jsonl
-from testleak.verify.search import open_backend, summarize_hits, verify_candidates
+from testleak.stage import entry, stage_params
 
 
 def main(argv: list[str]) -> int:
+    params, run = stage_params(argv, "verified")
     paths = Paths()
-    params = load_params()
-    run = run_argument(argv, params, "verified")
-    ver = params.get("verifier") or {}
-    cands = read_jsonl(paths.candidates(run), kind="candidate")
-    verdicts = read_jsonl(paths.judged(run), kind="verdict")
-    backend = open_backend(ver, paths)
-    hits = verify_candidates(verdicts, cands, backend, ver.get("window") or {"min": 1, "max": 100},
-                             ver.get("backend", "local"))
-    write_jsonl(paths.verified(run), hits, kind="hit")
-    stats = {"run": run, "backend": ver.get("backend"), "engine": backend.engine,
-             "window": ver.get("window"), **summarize_hits(hits)}
-    if hasattr(backend, "stats"):
-        stats["search_stats"] = dict(backend.stats)
-    write_json(paths.run_dir(run) / "verified_stats.json", stats)
+    cands = pipeline.read_artifact(paths, "candidates", run)
+    verdicts = pipeline.read_artifact(paths, "judged", run)
+    backend = pipeline.open_backend(params.get("verifier") or {}, paths)
+    hits, stats = pipeline.verified(params, run, verdicts, cands, backend)
+    pipeline.write_artifact(paths, "verified", run, hits, stats)
     print(f"verified@{run}: {stats['in_window']} in window, {stats['out_of_window']} out, "
           f"{stats['unverifiable']} unverifiable, {stats['error']} errors, {stats['filtered']} filtered by the judge",
           file=sys.stderr)

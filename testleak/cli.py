@@ -31,6 +31,12 @@ def _cmd_check_model(args) -> int:
     return 0
 
 
+def _cmd_dvc_yaml(args) -> int:
+    from .graph import main
+
+    return main(["--check"] if args.check else [])
+
+
 def _cmd_params(args) -> int:
     from .config import compose, dump_params
 
@@ -73,9 +79,9 @@ def _cmd_serve(args) -> int:
 
 
 def _cmd_review(args) -> int:
-    from .verify.review import main as review_main
+    from .cli_review import run
 
-    return int(review_main(args.rest) or 0)
+    return run(args)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -94,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_params)
     p = sub.add_parser("dvc-yaml", help="write dvc.yaml from the stage declarations in testleak/graph.py")
     p.add_argument("--check", action="store_true", help="only check that dvc.yaml equals the generation (exit 1 if not)")
-    p.set_defaults(func=lambda a: __import__("testleak.graph", fromlist=["main"]).main(["--check"] if a.check else []))
+    p.set_defaults(func=_cmd_dvc_yaml)
     p = sub.add_parser("serve", help="serve a local model on 127.0.0.1 (prints its OpenAI base URL) until interrupted")
     p.add_argument("--model", help="local model config name; default: params.yaml's model")
     p.add_argument("--parallel", type=int, help="slots (concurrent requests)")
@@ -102,8 +108,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_serve)
     p = sub.add_parser("models", help="list the model configs")
     p.set_defaults(func=_cmd_models)
-    p = sub.add_parser("review", help="label in-window candidates in the terminal (masked; resumes)", add_help=False)
-    p.add_argument("rest", nargs=argparse.REMAINDER)
+    p = sub.add_parser("review", help="label in-window candidates in the terminal (masked; resumes)",
+                       description="Label each in-window candidate yes / likely / no / unknown (shown masked; "
+                       "r reveals). Labels are appended to the labels file at once: quit any time, the same "
+                       "command resumes. --agreement prints Cohen's kappa of two reviewers instead.")
+    p.add_argument("--reviewer", help="your reviewer name (labels are kept per reviewer)")
+    p.add_argument("--run", action="append", help="run to review, repeatable (default: every run of experiment.runs)")
+    p.add_argument("--labels", help="labels file (default: params review.labels_file, labels/labels.jsonl)")
+    p.add_argument("--agreement", nargs="*", metavar="REVIEWER",
+                   help="print Cohen's kappa of two reviewers (default: review.reviewers) as JSON and exit")
+    p.add_argument("--root", help="project root (default: the current directory)")
     p.set_defaults(func=_cmd_review)
     return ap
 

@@ -54,15 +54,12 @@ def dump_params(cfg: DictConfig | dict, path: str | os.PathLike) -> None:
     Path(path).write_text(OmegaConf.to_yaml(c), encoding="utf-8")
 
 
-def load_params(path: str | os.PathLike | None = None) -> dict:
-    """Read params.yaml (the composed config) as plain nested dicts, interpolations resolved.
-
-    Stages take every setting from this mapping and nothing else (no conf/ at run time), so
-    the pipeline-graph test can record which keys each stage reads (tests/test_pipeline_graph.py)."""
+def load_params(path: str | os.PathLike | None = None) -> DictConfig:
+    """Read params.yaml (the composed config) as an OmegaConf object."""
     p = Path(path) if path else project_root() / "params.yaml"
     if not p.exists():
         raise ConfigError(f"{p} not found: run from the project root, or `testleak params` to compose it")
-    return OmegaConf.to_container(OmegaConf.create(yaml.safe_load(p.read_text(encoding="utf-8"))), resolve=True)
+    return OmegaConf.create(yaml.safe_load(p.read_text(encoding="utf-8")))
 
 
 def select(cfg, key: str, known: Sequence[str], what: str) -> str:
@@ -84,3 +81,14 @@ def ablation_config(value) -> dict:
                           f"params.yaml is composed (write ablation: '${{experiment.ablations.{value}}}' with "
                           f"`/ablation@ablations.{value}: {value}` in the experiment's defaults)")
     return dict(value)
+
+
+def run_spec(params, run: str, runs_key: str = "runs") -> dict:
+    """The entry ``experiment.<runs_key>.<run>`` of the composed params: the one check of a run
+    name (stages, elicitation settings, metrics and the canary calibration all go through it)."""
+    exp = params["experiment"]
+    runs = exp.get(runs_key) or {}
+    if run not in runs:
+        raise ConfigError(f"unknown run {run!r}; experiment {exp.get('name', '?')!r} defines: "
+                          f"{', '.join(runs) or '(none)'} (experiment.{runs_key} in params.yaml)")
+    return dict(runs[run] or {})

@@ -9,7 +9,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .config import project_root
+from .config import ROOT, project_root
+
+#: The per-run stages of the chain, in order, with the record kind each writes.
+RUN_STAGES = {"responses": "response", "candidates": "candidate", "judged": "verdict", "verified": "hit",
+              "confirmed": "confirmed"}
 
 
 class Paths:
@@ -115,15 +119,22 @@ class Paths:
         return self.run_dir(run) / "confirmed.jsonl"
 
     def library(self, name: str) -> Path:
-        """A library by path (``testleak/resources/prior_library.yaml``,
-        ``data/library/ours.json``, relative to the project root) or by name: ``prior`` is
-        the shipped prior library; any other name is the library built from that run's
-        confirmed leaks."""
-        if "/" in name or name.endswith((".yaml", ".yml", ".json")):
-            return self.root / name
+        """The one resolution of a library name (experiment.runs.R.library, library.prior).
+
+        A path (``testleak/resources/prior_library.yaml``, ``data/library/ours.json``) is
+        relative to the project root; a shipped resource missing there (a project directory
+        other than the source checkout) is taken from the source checkout. ``prior`` is the
+        shipped prior library; any other name is the library built from that run's confirmed
+        leaks (``data/library/<name>.json``)."""
+        name = str(name)
         if name == "prior":
-            return self.resources / "prior_library.yaml"
-        return self.data / "library" / f"{name}.json"
+            name = "testleak/resources/prior_library.yaml"
+        elif "/" not in name and not name.endswith((".yaml", ".yml", ".json")):
+            return self.data / "library" / f"{name}.json"
+        p = self.root / name
+        if not p.exists() and name.startswith("testleak/resources/") and (ROOT / name).exists():
+            return ROOT / name
+        return p
 
     def library_divisions(self, run: str) -> Path:
         return self.data / "library" / f"{run}.divisions.jsonl"
@@ -131,10 +142,23 @@ class Paths:
     def library_stats(self, run: str) -> Path:
         return self.data / "library" / f"{run}_stats.json"
 
+    @property
+    def figures(self) -> Path:
+        return self.reports / "figures"
+
+    def stats(self, stage: str, run: str) -> Path:
+        """The counts a per-run stage writes next to its records (DVC metrics)."""
+        return self.run_dir(run) / f"{stage}_stats.json"
+
+    def records(self, stage: str, run: str) -> Path:
+        """The records file of per-run stage ``stage`` (responses | candidates | judged | verified | confirmed)."""
+        if stage not in RUN_STAGES:
+            raise ValueError(f"unknown per-run stage {stage!r}; known: {', '.join(RUN_STAGES)}")
+        return getattr(self, stage)(run)
+
     def library_figures(self, run: str) -> list[Path]:
-        fig = self.reports / "figures"
-        return [fig / f"{run}_division_scores.png", fig / f"{run}_embeddings_fragments.png",
-                fig / f"{run}_embeddings_templates.png"]
+        return [self.figures / f"{run}_division_scores.png", self.figures / f"{run}_embeddings_fragments.png",
+                self.figures / f"{run}_embeddings_templates.png"]
 
     def metrics(self, run: str) -> Path:
         return self.root / "metrics" / f"{run}.json"

@@ -6,6 +6,9 @@ from __future__ import annotations
 import sys
 from typing import Callable, Mapping, Sequence
 
+from omegaconf import OmegaConf
+
+from .config import load_params, run_spec
 from .errors import ConfigError, TestleakError
 
 
@@ -13,12 +16,24 @@ def run_argument(argv: Sequence[str], params: Mapping, stage: str, runs_key: str
     """The single RUN argument of a per-run stage, checked against experiment.<runs_key>."""
     if len(argv) != 1:
         raise ConfigError(f"usage: python -m stages.{stage} RUN (a key of experiment.{runs_key} in params.yaml)")
-    run = argv[0]
-    runs = (params.get("experiment") or {}).get(runs_key) or {}
-    if run not in runs:
-        raise ConfigError(f"unknown run {run!r}; experiment {params['experiment'].get('name')!r} defines: "
-                          f"{', '.join(runs) or '(none)'}")
-    return run
+    # membership only: a stage that uses nothing of its run's entry must not depend on it
+    # (dvc.yaml's foreach already guarantees the run exists); run_spec gives the one message
+    if argv[0] not in (params["experiment"].get(runs_key) or {}):
+        run_spec(params, argv[0], runs_key)
+    return argv[0]
+
+
+def read_params() -> dict:
+    """params.yaml as plain nested dicts, interpolations resolved: every setting a stage uses
+    comes from here (never conf/ at run time), so tests/test_pipeline_graph.py can record
+    which keys each stage reads and check them against dvc.yaml."""
+    return OmegaConf.to_container(load_params(), resolve=True)
+
+
+def stage_params(argv: Sequence[str], stage: str, runs_key: str = "runs") -> tuple[dict, str]:
+    """The composed params (params.yaml, plain dict) and the checked RUN argument of a per-run stage."""
+    params = read_params()
+    return params, run_argument(argv, params, stage, runs_key)
 
 
 def entry(main: Callable[[list[str]], int | None]) -> None:

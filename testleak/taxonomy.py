@@ -6,6 +6,7 @@ The data lives in conf/taxonomy/*.yaml and reaches stages through params.yaml.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -20,6 +21,9 @@ class Attribute:
     slot: str
     description: str
     lexicon: tuple[str, ...]
+    # the same names in other languages (Chinese, German, French, Spanish); also matched at
+    # the end of a compound word (登录密码 -> 密码, Benutzerpasswort -> passwort)
+    lexicon_i18n: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -31,12 +35,16 @@ class Scenario:
 
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_SPLIT = re.compile(r"[^A-Za-z0-9]+")
+_SPLIT = re.compile(r"[\W_]+")
+_COMPOUND_MIN = 5  # shortest Latin-script entry matched at the end of a compound word
 
 
 def normalize_identifier(name: str) -> str:
-    """``contactEmail`` / ``contact-email`` / ``CONTACT_EMAIL`` -> ``contact_email``."""
+    """``contactEmail`` / ``contact-email`` / ``CONTACT_EMAIL`` -> ``contact_email``;
+    letters of any script are kept, accents folded (``contraseña`` -> ``contrasena``)."""
     s = _CAMEL.sub("_", name)
+    if not s.isascii():
+        s = "".join(c for c in unicodedata.normalize("NFKD", s) if not unicodedata.combining(c))
     return "_".join(p for p in _SPLIT.split(s) if p).lower()
 
 
@@ -50,7 +58,8 @@ class Taxonomy:
     def from_config(cls, cfg) -> "Taxonomy":
         t = cfg["taxonomy"] if "taxonomy" in cfg else cfg
         attrs = {
-            k: Attribute(k, v["category"], v["label"], v["slot"], v["description"], tuple(v["lexicon"]))
+            k: Attribute(k, v["category"], v["label"], v["slot"], v["description"], tuple(v["lexicon"]),
+                         tuple(v.get("lexicon_i18n") or ()))
             for k, v in t["attributes"].items()
         }
         scen = {
@@ -88,15 +97,24 @@ class Taxonomy:
     def _lexicon_index(self) -> dict[str, str]:
         idx: dict[str, str] = {}
         for a in self.attributes.values():
-            for w in a.lexicon:
+            for w in a.lexicon + a.lexicon_i18n:
                 idx.setdefault(normalize_identifier(w), a.key)
         return idx
+
+    @cached_property
+    def _compound_index(self) -> list[tuple[str, str]]:
+        """Other-language entries matched as word endings, longest first."""
+        out = {normalize_identifier(w): a.key for a in self.attributes.values() for w in a.lexicon_i18n}
+        return sorted(((w, k) for w, k in out.items() if w and "_" not in w and (not w.isascii() or len(w) >= _COMPOUND_MIN)),
+                      key=lambda t: -len(t[0]))
 
     def attribute_for_name(self, name: str) -> str | None:
         """Map an identifier (key, parameter, variable, attribute access) to an attribute.
 
         Exact lexicon entries win; otherwise the longest lexicon entry that is a whole
-        ``_``-separated suffix of the identifier (``customer_email`` -> email).
+        ``_``-separated suffix of the identifier (``customer_email`` -> email); otherwise
+        the longest other-language entry that ends the identifier's last word (compound
+        words: ``登录密码`` -> password, ``Benutzerpasswort`` -> password).
         """
         n = normalize_identifier(name)
         if not n:
@@ -109,4 +127,8 @@ class Taxonomy:
             tail = "_".join(parts[i:])
             if tail in idx:
                 return idx[tail]
+        last = parts[-1]
+        for w, k in self._compound_index:
+            if len(w) < len(last) and last.endswith(w):
+                return k
         return None

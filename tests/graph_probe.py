@@ -25,6 +25,7 @@ LISTS: set[str] = set()
 OPENS: set[str] = set()     # sqlite: read or write
 RENAMED: dict[str, str] = {}
 PARAMS: set[str] = set()
+CHECKED: set[str] = set()   # keys only tested for presence (`k in mapping`)
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
 
@@ -103,7 +104,7 @@ class RecordingDict(dict):
         return self._value(k, super().__getitem__(k))
 
     def __contains__(self, k):
-        PARAMS.add(self._key(k))
+        CHECKED.add(self._key(k))
         return super().__contains__(k)
 
     def __iter__(self):
@@ -174,7 +175,7 @@ def main() -> int:
     writes = {RENAMED.get(w, w) for w in WRITES}
     Path(out).write_text(json.dumps({
         "code": code, "reads": sorted(READS), "writes": sorted(writes),
-        "sqlite": sorted(OPENS), "lists": sorted(LISTS), "params": sorted(PARAMS), "modules": _project_modules(),
+        "sqlite": sorted(OPENS), "lists": sorted(LISTS), "params": sorted(PARAMS), "checked": sorted(CHECKED - PARAMS), "modules": _project_modules(),
     }, indent=1), encoding="utf-8")
     return 0
 

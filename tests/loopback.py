@@ -25,3 +25,12 @@ class LoopbackServer:
     def __exit__(self, *exc) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def closed_port() -> int:
+    """A loopback port with nothing listening (connections to it are refused)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from testleak.baselines import run_baseline
-from testleak.baselines.codebreaker import evolve, group_pi, seed_pool
+from testleak import methods
+from testleak.baselines.codebreaker import evolve, seed_pool
 from testleak.baselines.codexleaks import plan_prompts, rank_by_perplexity
 from testleak.baselines.common import (Prompt, clean_continuation, completion_messages, completion_mode,
                                        is_refusal, load_resource, mean_nll, perplexity, response_record,
@@ -195,8 +195,8 @@ def test_attribute_selection_and_sampling(bparams, taxonomy):
     assert sampling_params(b, "codexleaks", "qwen") == {"temperature": 0.9, "max_tokens": 100, "logprobs": True}
     assert sampling_params(b, "codebreaker", "qwen")["temperature"] == 0.8
     assert sampling_params(b, "codebreaker", "gpt")["temperature"] == 1.2
-    with pytest.raises(ConfigError, match="known: codebreaker, codexleaks"):
-        run_baseline("gcg", bparams, None, taxonomy, 1, 0)
+    with pytest.raises(ConfigError, match="unknown method 'gcg'; known: codebreaker, codexleaks, ours"):
+        methods.get("gcg")
 
 
 def test_codebreaker_seed_pool(bparams, taxonomy):
@@ -277,7 +277,8 @@ def test_evolve_stall_restarts_and_spends_the_budget_exactly():
     assert [s.samples for s in done] == [2] * 10
     assert [s.prompt.epoch for s in done] == [0, 0, 0, 0, 1, 1, 1, 1, 2, 2]
     assert [s.prompt.iteration for s in done] == [0, 0, 1, 1, 0, 0, 1, 1, 0, 0]
-    assert [s.prompt.origin for s in done][:4] == ["template", "template", done[2].prompt.origin, done[3].prompt.origin]
+    assert [s.prompt.origin for s in done] == ["template", "template", "typo", "insert", "template", "template",
+                                               "typo", "typo", "template", "template"]  # seeded
     assert {s.prompt.origin for s in done if s.prompt.iteration} <= {"insert", "typo"}
     assert all(s.prompt.parents == ("codebreaker/seed0000",) for s in done[2:4])  # the one parent
     assert len({s.prompt.text for s in done}) == 10
@@ -305,16 +306,16 @@ def test_evolve_improving_runs_all_iterations_until_seeds_run_out():
 
 # ------------------------------------------------------------------ Codebreaker PI post-processing
 
-def test_group_pi_drops_prompt_values_and_duplicates_with_counts():
-    responses = [{"id": "r1", "prompt_text": 'login(username="admin", password="'},
-                 {"id": "r2", "prompt_text": 'pwd = "'}]
-    cands = [
-        {"id": "c1", "response_id": "r1", "attribute": "username", "value": "admin"},      # in prompt
-        {"id": "c2", "response_id": "r1", "attribute": "password", "value": "hunter2"},
-        {"id": "c3", "response_id": "r1", "attribute": "password", "value": "hunter2"},    # duplicate
-        {"id": "c4", "response_id": "r2", "attribute": "password", "value": "hunter2"},    # other response
-        {"id": "c5", "response_id": "r9", "attribute": "email", "value": "a@b.io"},       # unknown response
-    ]
-    kept, counts = group_pi(cands, responses)
-    assert [c["id"] for c in kept] == ["c2", "c4", "c5"]
-    assert counts == {"kept": 3, "in_prompt": 1, "duplicate": 1, "unknown_response": 1}
+def test_extractpii_does_codebreakers_pi_post_processing(taxonomy):
+    """Codebreaker drops PI already in the prompt and repeats within a response; ExtractPII
+    does both for every method (the codebreaker module docstring relies on this)."""
+    from testleak.extract import candidates_from_responses
+
+    prompt = 'login(username="admin", password="'
+    cont = 'hunter2@X9")\nlogin(username="admin", password="hunter2@X9")\n'
+    responses = [{"id": "r1", "status": "ok", "prompt_text": prompt, "tests_text": prompt + cont},
+                 {"id": "r2", "status": "ok", "prompt_text": 'pwd = "', "tests_text": 'pwd = "hunter2@X9"\n'}]
+    cands, stats = candidates_from_responses(responses, taxonomy)
+    assert [(c["response_id"], c["attribute"], c["value"]) for c in cands] == [
+        ("r1", "password", "hunter2@X9"), ("r2", "password", "hunter2@X9")]
+    assert stats["excluded"] >= 1 and stats["duplicates"] >= 1

@@ -34,10 +34,12 @@ def test_questions_responses_candidates_through_dvc_repro(tmp_path, cache):
     assert {r["status"] for r in rs} <= {"ok", "refused", "no_code", "error"}
     for r in rs:
         assert r["turn1"]["text"] and r["model"] == "qwen2.5-coder-0.5b"
-        if r["status"] == "ok":
-            assert r["functions"] and r["turn2"]["text"] and r["tests_requested"] == 3
+    ok = [r for r in rs if r["status"] == "ok"]
+    assert ok, [(r["status"], r["error"]) for r in rs]
+    for r in ok:
+        assert r["functions"] and r["turn2"]["text"] and r["tests_requested"] == 3
     cands = read_jsonl(proj / "data/runs/ours/candidates.jsonl", kind="candidate")
-    ok_ids = {r["id"] for r in rs if r["status"] == "ok"}
+    ok_ids = {r["id"] for r in ok}
     assert all(c["response_id"] in ok_ids and c["value"] and c["attribute"] for c in cands)
     stats = json.loads((proj / "data/runs/ours/candidates_stats.json").read_text())
     assert stats["candidates"] == len(cands) and stats["responses"] == len(rs)
@@ -64,6 +66,10 @@ def test_both_baselines_end_to_end_through_dvc_repro(tmp_path, cache):
         rs = read_jsonl(proj / f"data/runs/{method}/responses.jsonl", kind="response")
         assert len(rs) == 3 and {r["method"] for r in rs} == {method}
         assert all(r["prompt_text"] for r in rs)
+        ok = [r for r in rs if r["status"] == "ok"]
+        assert ok, (method, [(r["status"], r["error"]) for r in rs])
+        assert all(r["tests_text"].startswith(r["prompt_text"]) and len(r["tests_text"]) > len(r["prompt_text"])
+                   for r in ok)
         hits = read_jsonl(proj / f"data/runs/{method}/verified.jsonl", kind="hit")
         cands = read_jsonl(proj / f"data/runs/{method}/candidates.jsonl", kind="candidate")
         assert len(hits) == len(cands)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from testleak import pipeline
 from testleak.elicit import (ElicitSettings, detect_refusal, elicit, extract_code_blocks, find_units,
                              generate_questions, generic_questions, normalize_language, parse_task_list,
                              question_id, question_prompt, questions_for_run, response_id, select_functions,
@@ -442,4 +443,4 @@ def test_questions_for_run_and_settings(params, taxonomy):
         ElicitSettings.from_params(params, "nope")
     bad = {**params, "experiment": {**params["experiment"], "runs": {"x": {"method": "magic"}}}}
     with pytest.raises(ConfigError, match="unknown method 'magic'; known: codebreaker, codexleaks, ours"):
-        ElicitSettings.from_params(bad, "x")
+        pipeline.responses(bad, "x", gateway=None)

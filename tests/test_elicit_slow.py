@@ -30,13 +30,14 @@ def test_questions_then_responses_on_embedded_model(local_gateway, params, taxon
         assert r["status"] in ("ok", "refused", "no_code", "error")
         assert r["turn1"]["status"] == "ok" and r["turn1"]["usage"]["completion_tokens"] > 0
         assert r["turn1"]["messages"][0]["content"].startswith("As a experienced software engineer")
-        if r["status"] == "ok":
-            assert r["functions"] and all(f["attributes"] for f in r["functions"])
-            assert r["turn2"]["status"] == "ok" and r["tests_text"] == r["turn2"]["text"]
-            assert "Please generate 2 unit test cases" in r["turn2"]["messages"][-1]["content"]
-            assert r["error"] is None
-        else:
-            assert r["error"]
+        assert (r["error"] is None) == (r["status"] == "ok")
+    ok = [r for r in recs if r["status"] == "ok"]
+    assert ok, [(r["status"], r["error"]) for r in recs]
+    for r in ok:
+        assert r["functions"] and all(f["attributes"] for f in r["functions"])
+        assert r["turn2"]["status"] == "ok" and r["tests_text"] == r["turn2"]["text"] and r["tests_text"].strip()
+        assert "Please generate 2 unit test cases" in r["turn2"]["messages"][-1]["content"]
+        assert r["hints"]["enabled"] and r["hints"]["by_attribute"]  # the prior library's hints were sent
     # rerun: every call from the cache, same records
     again = list(elicit(qs, s, taxonomy, local_gateway, load_library(Paths().library("prior")),
                         params={"max_tokens": 200}))

@@ -10,20 +10,21 @@ import pytest
 
 from testleak.errors import AuthError, ConfigError, LLMError
 from testleak.llm import ChatRequest, Gateway
-from testleak.llm.ratelimit import RateLimiter
+from testleak.net import RateLimiter
 from tests.fake_openai import FakeOpenAI, completion_body
+from tests.loopback import closed_port
 
 MSG = [{"role": "user", "content": "hello"}]
 
 
 def make_gateway(tmp_path, base_url, *, env="FAKE_OPENAI_KEY", retries=3, timeout=5.0, concurrency=1, rpm=None,
-                 tpm=None, monkeypatch=None):
+                 tpm=None, monkeypatch=None, **limits):
     if monkeypatch is not None:
         monkeypatch.setenv(env, "sk-test")
     cfg = {"name": "fake", "provider": "openai", "api_model": "fake-model", "base_url": base_url,
            "api_key_env": env, "sampling": {"temperature": 0.5, "max_tokens": 16, "extra_body": {}},
            "limits": {"concurrency": concurrency, "requests_per_minute": rpm, "tokens_per_minute": tpm,
-                      "timeout": timeout, "max_retries": retries}}
+                      "timeout": timeout, "max_retries": retries, **limits}}
     return Gateway(cfg, cache_dir=tmp_path / "cache", log_path=tmp_path / "calls.jsonl", backoff_base=0.05,
                    backoff_max=0.2)
 
@@ -51,7 +52,11 @@ def test_ok_then_cache_sends_nothing(tmp_path, monkeypatch):
     assert all("hello" not in json.dumps(r) for r in log)  # no prompt text in the call log
 
 
-def test_429_retry_after_is_honoured(tmp_path, monkeypatch):
+def retry_lines(capsys) -> list[str]:
+    return [x for x in capsys.readouterr().err.splitlines() if x.startswith("retry:")]
+
+
+def test_429_retry_after_is_honoured_and_shown(tmp_path, monkeypatch, capsys):
     with FakeOpenAI() as srv:
         srv.script = [{"status": 429, "headers": {"retry-after": "1"}, "body": {"error": {"message": "slow down"}}}]
         gw = make_gateway(tmp_path, srv.base_url, monkeypatch=monkeypatch)
@@ -61,6 +66,107 @@ def test_429_retry_after_is_honoured(tmp_path, monkeypatch):
         gap = srv.times[1] - srv.times[0]
         assert 0.95 <= gap < 3.0, gap  # waited the server's retry-after, not the 0.05 s backoff
         gw.close()
+    # one stderr line per retry: endpoint, error kind, attempt, wait
+    assert retry_lines(capsys) == [f"retry: {srv.base_url}/chat/completions: http_429 (HTTP 429), "
+                                   f"attempt 1/4 failed, waiting 1.0 s"]
+
+
+def test_5xx_then_success_one_line_per_retry(tmp_path, monkeypatch, capsys):
+    with FakeOpenAI() as srv:
+        srv.script = [{"status": 503, "body": {"error": {"message": "busy"}}},
+                      {"status": 502, "body": {"error": {"message": "bad gateway"}}}]
+        srv.default_text = "finally"
+        gw = make_gateway(tmp_path, srv.base_url, monkeypatch=monkeypatch)
+        c = gw.chat(MSG)
+        assert (c.status, c.text, c.attempts) == ("ok", "finally", 3) and len(srv.requests) == 3
+        gw.close()
+    lines = retry_lines(capsys)
+    assert len(lines) == 2
+    assert "http_5xx (HTTP 503), attempt 1/4 failed, waiting" in lines[0]
+    assert "http_5xx (HTTP 502), attempt 2/4 failed, waiting" in lines[1]
+    log = [json.loads(x) for x in (tmp_path / "calls.jsonl").read_text().splitlines()]
+    assert [(r["status"], r["attempts"]) for r in log] == [("ok", 3)]
+
+
+def test_refused_connection_fails_fast_naming_the_url(tmp_path, monkeypatch, capsys):
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    gw = make_gateway(tmp_path, url, retries=6, monkeypatch=monkeypatch)
+    gw.policy.backoff_base = 5.0  # a refused connection does not wait out the normal backoff
+    t = time.monotonic()
+    c = gw.chat(MSG)
+    took = time.monotonic() - t
+    assert c.status == "error" and c.error_kind == "connection_refused"
+    assert c.attempts == 2 and took < 3.0, (c.attempts, took)
+    assert f"{url}/chat/completions" in c.error and "refused" in c.error
+    assert len(retry_lines(capsys)) == 1
+    gw.close()
+
+
+def test_total_deadline_across_retries(tmp_path, monkeypatch):
+    with FakeOpenAI() as srv:
+        srv.script = [{"delay": 0.6, "body": completion_body("late")}] * 20
+        gw = make_gateway(tmp_path, srv.base_url, timeout=0.3, retries=20, deadline=1.2, monkeypatch=monkeypatch)
+        t = time.monotonic()
+        c = gw.chat(MSG)
+        took = time.monotonic() - t
+        assert c.status == "error" and c.error_kind == "deadline", c
+        assert "deadline of 1.2 s" in c.error and srv.base_url in c.error
+        assert 2 <= c.attempts < 10 and took < 3.0, (c.attempts, took)
+        gw.close()
+
+
+@pytest.mark.parametrize("key,value", [("timeout", 0), ("deadline", 0), ("deadline", -5), ("max_retries", -1),
+                                       ("timeout", "abc")])
+def test_bad_limits_are_rejected_not_replaced(tmp_path, key, value):
+    cfg = {"name": "fake", "provider": "openai", "api_model": "m", "base_url": "http://127.0.0.1:9/v1",
+           "limits": {key: value}}
+    with pytest.raises(ConfigError) as ei:
+        Gateway(cfg, cache_dir=tmp_path)
+    msg = str(ei.value)
+    assert f"limits.{key} = {value!r}" in msg and "conf/model/fake.yaml" in msg and "\n" not in msg
+
+
+def test_credentials_in_base_url_never_shown(tmp_path, monkeypatch, capsys):
+    secret = "s3cretPW"
+    with FakeOpenAI() as srv:
+        base = srv.base_url.replace("http://", f"http://alice:{secret}@")
+        masked = srv.base_url.replace("http://", "http://***@")
+        srv.script = [{"status": 500, "body": {"error": {"message": "boom"}}},
+                      {"status": 500, "body": {"error": {"message": "boom"}}}]
+        gw = make_gateway(tmp_path, base, retries=1, monkeypatch=monkeypatch)
+        failed = gw.chat(MSG)                      # two 500s: retry line, then an error record
+        assert failed.status == "error" and masked in failed.error
+        srv.script = [{"status": 404, "body": {"error": {"message": "no such model"}}}]
+        with pytest.raises(LLMError) as ei:        # the 404 message names the endpoint
+            gw.chat(MSG, sample=1)
+        assert masked in str(ei.value)
+        gw.close()
+    refused = make_gateway(tmp_path, f"http://alice:{secret}@127.0.0.1:{closed_port()}/v1", monkeypatch=monkeypatch)
+    r = refused.chat(MSG)
+    assert r.error_kind == "connection_refused" and "***@127.0.0.1" in r.error
+    refused.close()
+    err = capsys.readouterr().err
+    assert "retry:" in err and masked in err
+    texts = [err, failed.error, str(ei.value), r.error, (tmp_path / "calls.jsonl").read_text()]
+    assert not any(secret in t or "alice" in t for t in texts)
+
+
+def test_identical_requests_in_a_batch_are_sent_once(tmp_path, monkeypatch):
+    with FakeOpenAI() as srv:
+        srv.script = [{"delay": 0.3, "body": completion_body(f"r{i}")} for i in range(3)]
+        gw = make_gateway(tmp_path, srv.base_url, concurrency=4, monkeypatch=monkeypatch)
+        other = [{"role": "user", "content": "other"}]
+        reqs = [ChatRequest(MSG), ChatRequest(other), ChatRequest(MSG), ChatRequest(MSG, sample=1), ChatRequest(MSG)]
+        out = gw.chat_many(reqs)
+        assert len(srv.requests) == 3                 # MSG/0, other/0, MSG/1
+        assert out[0].text == out[2].text == out[4].text and out[0] is not out[2]
+        assert len({out[0].text, out[1].text, out[3].text}) == 3
+        assert gw.stats["shared"] == 2
+        gw.close()
+    log = [json.loads(x) for x in (tmp_path / "calls.jsonl").read_text().splitlines()]
+    assert sorted(r["shared"] for r in log) == [False, False, False, True, True]
+    sent = [r for r in log if not r["shared"]]
+    assert len({r["key"] for r in sent}) == 3 and all(r["attempts"] == 1 for r in sent)
 
 
 def test_500_retried_then_clear_error_record(tmp_path, monkeypatch):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from testleak.config import ROOT
 from testleak.paths import Paths
 from testleak.privacy import mask, mask_in_text, value_hash
 
@@ -20,6 +21,11 @@ def test_queued_experiment_shares_the_projects_cache(tmp_path, monkeypatch):
 
 def test_library_by_name_or_path(tmp_path):
     p = Paths(tmp_path)
+    # a shipped resource missing from the project directory comes from the source checkout
+    assert p.library("prior") == ROOT / "testleak" / "resources" / "prior_library.yaml"
+    assert p.library("testleak/resources/prior_library.yaml") == p.library("prior")
+    (tmp_path / "testleak" / "resources").mkdir(parents=True)
+    (tmp_path / "testleak" / "resources" / "prior_library.yaml").write_text("version: 1\n")
     assert p.library("prior") == tmp_path / "testleak" / "resources" / "prior_library.yaml"
     assert p.library("ours") == tmp_path / "data" / "library" / "ours.json"
     assert p.library("data/library/ours.json") == tmp_path / "data" / "library" / "ours.json"

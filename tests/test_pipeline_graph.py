@@ -96,6 +96,13 @@ def graph_violations(stage: dict, rec: dict) -> list[str]:
     for k in rec["params"]:
         if not _param_covered(k, stage["params"]):
             bad.append(f"{name}: reads param {k} but does not declare it")
+    # `k in mapping` checks: the stage's own run is guaranteed by dvc.yaml's foreach
+    run = name.partition("@")[2]
+    for k in rec["checked"]:
+        if k in (f"experiment.runs.{run}", f"experiment.library_from.{run}"):
+            continue
+        if not _param_covered(k, stage["params"]):
+            bad.append(f"{name}: checks param {k} but does not declare it")
     for m in rec["modules"]:
         if not _covered(m, deps):
             bad.append(f"{name}: imports {m} but does not depend on it")
@@ -104,8 +111,9 @@ def graph_violations(stage: dict, rec: dict) -> list[str]:
 
 def probe(proj: Path, env: dict, stage: dict, out: Path) -> dict:
     argv = shlex.split(stage["cmd"])
-    assert argv[:2] == ["python", "-m"], stage["cmd"]
-    p = subprocess.run([sys.executable, "-m", "tests.graph_probe", str(out), *argv[2:]], cwd=proj, env=env,
+    assert argv[:2] == ["sh", "stages/run"] and "stages/run" in stage["deps"], stage["cmd"]
+    p = subprocess.run([sys.executable, "-m", "tests.graph_probe", str(out), f"stages.{argv[2]}", *argv[3:]],
+                       cwd=proj, env=env,
                        capture_output=True, text=True, timeout=1800)
     assert p.returncode == 0 and out.exists(), f"{stage['name']}: probe failed\n{p.stdout[-2000:]}\n{p.stderr[-4000:]}"
     rec = json.loads(out.read_text())
@@ -138,3 +146,36 @@ def test_every_stage_reads_and_writes_only_what_dvc_yaml_declares(tiny_project):
     assert "data/runs/ours/responses.jsonl" in seen["candidates@ours"]["reads"]
     assert "experiment.runs.ours.method" in seen["responses@ours"]["params"]
     assert "testleak/records.py" in seen["candidates@ours"]["modules"]
+
+
+def changed_stages(proj: Path, env: dict) -> set[str]:
+    """Stages `dvc status` reports as changed (what `dvc repro` would run first)."""
+    out = run(["dvc", "status", "--json"], proj, env).stdout
+    return set(json.loads(out or "{}"))
+
+
+@pytest.mark.slow
+def test_repro_is_stable_and_a_change_reruns_exactly_its_dependents(tmp_path):
+    from testleak.config import compose_dict, dump_params
+
+    proj = make_project(tmp_path / "p", SMALL)
+    env = env_for(Path(os.environ["TESTLEAK_CACHE"]) if os.environ.get("TESTLEAK_CACHE") else shared_cache(tmp_path))
+    run(["dvc", "repro"], proj, env)
+    assert (proj / "data/runs/ours/confirmed.jsonl").exists() and (proj / "reports/table2.md").exists()
+    # stable outputs: nothing changed, and a second repro runs no stage
+    assert changed_stages(proj, env) == set()
+    again = run(["dvc", "repro"], proj, env)
+    assert "Running stage" not in again.stdout, again.stdout[-2000:]
+
+    # the prior library: the runs that extend it (responses, library) and the judge's examples
+    lib = proj / "testleak/resources/prior_library.yaml"
+    original = lib.read_text(encoding="utf-8")
+    lib.write_text(original + "\n# touched\n", encoding="utf-8")
+    assert changed_stages(proj, env) == {"responses@ours", "judged@ours", "library@ours"}
+    lib.write_text(original, encoding="utf-8")
+    assert changed_stages(proj, env) == set()
+
+    # one ablation flag, composed as `dvc exp run -S ablation.library_hints=false` does: the
+    # run of ours (its resolved flags) and the metrics/report entries reading ablation/experiment
+    dump_params(compose_dict([*SMALL, "ablation.library_hints=false"]), proj / "params.yaml")
+    assert changed_stages(proj, env) == {"responses@ours", "metrics@ours", "report"}

@@ -1,5 +1,6 @@
-"""Human review: labels recorded and resumed through `testleak review` (scripted stdin),
-Cohen's kappa on a hand-computed example, confirmation policies, the confirmed stage."""
+"""Human review: the review loop with scripted answers (the same flow through the installed
+`testleak` in a real terminal: tests/test_review_terminal.py), Cohen's kappa on a
+hand-computed example, confirmation policies."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from testleak.errors import ConfigError
 from testleak.paths import Paths
 from testleak.privacy import mask
 from testleak.records import read_jsonl, write_jsonl
-from testleak.verify.review import agreement, confirm, main
+from testleak.cli import build_parser, main
+from testleak.cli_review import run
+from testleak.verify.review import agreement, confirm
 
 
 def _hit(cid, outcome, run="ours"):
@@ -52,7 +55,7 @@ def run_review(root, answers, *argv):
             raise EOFError
 
     out = io.StringIO()
-    rc = main(["--root", str(root), *argv], inp=inp, out=out)
+    rc = run(build_parser().parse_args(["review", "--root", str(root), *argv]), inp=inp, out=out)
     return rc, out.getvalue()
 
 
@@ -82,8 +85,9 @@ def test_labels_recorded_masked_display_and_resume(project):
 
 def test_review_needs_a_reviewer(project, capsys):
     root, _ = project
-    rc, _ = run_review(root, [])
-    assert rc == 2 and "--reviewer NAME" in capsys.readouterr().err
+    rc = main(["review", "--root", str(root)])
+    err = capsys.readouterr().err
+    assert rc == 2 and "--reviewer NAME" in err and err.count("\n") == 1
 
 
 def test_kappa_hand_computed():

@@ -22,9 +22,11 @@ Method, re-implemented from its description (the original is GPL; nothing was co
    fitness so far by more than ``min_improvement``. With ``restart_on_stall`` the rest of the
    budget goes to new epochs from unused seeds, so that the budget stays comparable.
 5. Budget: ``budget`` = total LLM responses; the last prompt may get fewer than m samples.
-6. Verification: the same ExtractPII/judge/search/review as ours; :func:`group_pi` applies
-   Codebreaker's own post-processing (PI grouped per response, duplicates within a response
-   and values already present in the prompt removed, with counts).
+6. Verification: the same ExtractPII/judge/search/review as ours. Codebreaker's own
+   post-processing (PI grouped per response, repeats within a response and values already in
+   the prompt removed) is what ExtractPII does for every method: it excludes values found in
+   ``prompt_text`` and repeats within a response, counted as ``excluded`` and ``duplicates``
+   in candidates_stats.json.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
 from ..errors import ConfigError
 from .common import (Prompt, baseline_config, completion_mode, model_provider, chat_requests, check_budget, load_resource, mean_nll,
@@ -136,83 +138,124 @@ def _children(parents: list[Scored], n: int, rng: random.Random, dicts, weights:
     return out
 
 
+@dataclass(frozen=True)
+class EvolveSettings:
+    """The search knobs of ``baselines.codebreaker`` (checked)."""
+    samples: int
+    population: int
+    parents: int
+    children: int
+    max_iterations: int
+    patience: int
+    min_improvement: float
+    weights: Mapping[str, float]
+    crossover_words: int
+    restart_on_stall: bool
+
+    @classmethod
+    def from_config(cls, cfg: Mapping) -> "EvolveSettings":
+        m = int(cfg["samples_per_prompt"])
+        if m < 1:
+            raise ConfigError(f"baselines.codebreaker.samples_per_prompt must be >= 1, got {m}")
+        pop_n, par_n, ch_n = int(cfg["population"]), int(cfg["parents"]), int(cfg["children"])
+        if min(pop_n, par_n, ch_n) < 1:
+            raise ConfigError("baselines.codebreaker population, parents and children must all be >= 1")
+        return cls(m, pop_n, par_n, ch_n, int(cfg["max_iterations"]), max(1, int(cfg["patience"])),
+                   float(cfg.get("min_improvement", 0.0)), dict(cfg["operators"]), int(cfg.get("crossover_words", 1)),
+                   bool(cfg.get("restart_on_stall", True)))
+
+
+class _Search:
+    """The state of one search: the budget left, every evaluated prompt, the texts taken."""
+
+    def __init__(self, evaluate: Evaluate, budget: int, st: EvolveSettings, rng: random.Random, dicts):
+        self.evaluate, self.left, self.st, self.rng, self.dicts = evaluate, budget, st, rng, dicts
+        self.done: list[Scored] = []
+        self.taken: set[str] = set()
+        self.counter = 0
+
+    def run(self, batch: list[Prompt]) -> list[Scored]:
+        """Evaluate prompts while budget is left (the last one may get fewer samples)."""
+        plan = []
+        for p in batch:
+            if self.left <= 0:
+                break
+            k = min(self.st.samples, self.left)
+            self.left -= k
+            plan.append((p, k))
+        if not plan:
+            return []
+        scored = [Scored(p, k, f, recs) for (p, k), (f, recs) in zip(plan, self.evaluate(plan), strict=True)]
+        self.done.extend(scored)
+        return scored
+
+    def initial(self, seeds: Iterator[Prompt], epoch: int) -> list[Prompt]:
+        """The next ``population`` unused seeds, as iteration 0 of ``epoch``."""
+        init: list[Prompt] = []
+        for s in seeds:
+            if s.text in self.taken:
+                continue
+            self.taken.add(s.text)
+            init.append(Prompt(**{**s.__dict__, "iteration": 0, "epoch": epoch}))
+            if len(init) >= self.st.population:
+                break
+        return init
+
+    def offspring(self, pop: list[Scored], it: int, epoch: int) -> list[Prompt]:
+        """Children of the ``parents`` best prompts so far (mutation / crossover)."""
+        parents = sorted(pop, key=lambda s: s.fitness)[:self.st.parents]
+        kids = _children(parents, self.st.children, self.rng, self.dicts, self.st.weights, self.st.crossover_words,
+                         self.taken)
+        batch = []
+        for text, op, base, pids in kids:
+            batch.append(Prompt(id=f"{METHOD}/e{epoch:02d}i{it:02d}c{self.counter:04d}", text=text, lang=base.lang,
+                                attribute=base.attribute, style=base.style, origin=op, parents=pids,
+                                iteration=it, epoch=epoch))
+            self.counter += 1
+        return batch
+
+    def epoch(self, seeds: Iterator[Prompt], epoch: int) -> bool:
+        """One epoch: seed population, then iterations until stall or ``max_iterations``;
+        False when the seed pool is exhausted."""
+        init = self.initial(seeds, epoch)
+        if not init:
+            return False
+        pop = self.run(init)
+        best = min((s.fitness for s in pop), default=math.inf)
+        stall = 0
+        for it in range(1, self.st.max_iterations + 1):
+            if self.left <= 0:
+                break
+            batch = self.offspring(pop, it, epoch)
+            if not batch:
+                break
+            new = self.run(batch)
+            pop.extend(new)
+            new_best = min((s.fitness for s in new), default=math.inf)
+            if new_best < best - self.st.min_improvement:
+                best, stall = new_best, 0
+            else:
+                stall += 1
+                if stall >= self.st.patience:
+                    break
+        return True
+
+
 def evolve(pool: Sequence[Prompt], evaluate: Evaluate, budget: int, cfg: Mapping, rng: random.Random,
            dicts: Mapping[str, Sequence[str]]) -> list[Scored]:
     """Run Codebreaker's search within ``budget`` responses; return every evaluated prompt
     in evaluation order. ``evaluate([(prompt, samples), ...])`` returns ``(fitness, records)``
-    per prompt (lower fitness = better)."""
-    m = int(cfg["samples_per_prompt"])
-    if m < 1:
-        raise ConfigError(f"baselines.codebreaker.samples_per_prompt must be >= 1, got {m}")
-    pop_n, par_n, ch_n = int(cfg["population"]), int(cfg["parents"]), int(cfg["children"])
-    if min(pop_n, par_n, ch_n) < 1:
-        raise ConfigError("baselines.codebreaker population, parents and children must all be >= 1")
-    max_it, patience = int(cfg["max_iterations"]), max(1, int(cfg["patience"]))
-    min_imp = float(cfg.get("min_improvement", 0.0))
-    weights, n_words = dict(cfg["operators"]), int(cfg.get("crossover_words", 1))
-    left = check_budget(budget)
-    done: list[Scored] = []
-    taken: set[str] = set()
+    per prompt (lower fitness = better). With ``restart_on_stall`` a stalled epoch is followed
+    by a new one from unused seeds until the budget is spent or the seeds run out."""
+    st = EvolveSettings.from_config(cfg)
+    search = _Search(evaluate, check_budget(budget), st, rng, dicts)
     seeds = iter(pool)
-    counter = 0
-
-    def run(batch: list[Prompt]) -> list[Scored]:
-        nonlocal left
-        plan = []
-        for p in batch:
-            if left <= 0:
-                break
-            k = min(m, left)
-            left -= k
-            plan.append((p, k))
-        if not plan:
-            return []
-        res = evaluate(plan)
-        scored = [Scored(p, k, f, recs) for (p, k), (f, recs) in zip(plan, res, strict=True)]
-        done.extend(scored)
-        return scored
-
     epoch = 0
-    while left > 0:
-        init: list[Prompt] = []
-        for s in seeds:
-            if s.text in taken:
-                continue
-            taken.add(s.text)
-            init.append(Prompt(**{**s.__dict__, "iteration": 0, "epoch": epoch}))
-            if len(init) >= pop_n:
-                break
-        if not init:
-            break  # seed pool exhausted
-        pop = run(init)
-        best = min((s.fitness for s in pop), default=math.inf)
-        stall = 0
-        for it in range(1, max_it + 1):
-            if left <= 0:
-                break
-            parents = sorted(pop, key=lambda s: s.fitness)[:par_n]
-            kids = _children(parents, ch_n, rng, dicts, weights, n_words, taken)
-            if not kids:
-                break
-            batch = []
-            for text, op, base, pids in kids:
-                batch.append(Prompt(id=f"{METHOD}/e{epoch:02d}i{it:02d}c{counter:04d}", text=text, lang=base.lang,
-                                    attribute=base.attribute, style=base.style, origin=op, parents=pids,
-                                    iteration=it, epoch=epoch))
-                counter += 1
-            new = run(batch)
-            pop.extend(new)
-            new_best = min((s.fitness for s in new), default=math.inf)
-            if new_best < best - min_imp:
-                best, stall = new_best, 0
-            else:
-                stall += 1
-                if stall >= patience:
-                    break
+    while search.left > 0 and search.epoch(seeds, epoch):
         epoch += 1
-        if not cfg.get("restart_on_stall", True):
+        if not st.restart_on_stall:
             break
-    return done
+    return search.done
 
 
 def fitness(records: Sequence[dict], entropy_cfg: Mapping, entropy_weight: float) -> tuple[float, float | None, float]:
@@ -260,32 +303,3 @@ def run_codebreaker(params: Mapping, gateway, taxonomy, budget: int, seed: int, 
     pool = seed_pool(params, taxonomy, seed)
     scored = evolve(pool, evaluate, budget, cfg, random.Random(seed + 1), dictionaries(params))
     return [r for s in scored for r in s.records]
-
-
-# ---------------------------------------------------------------------------- verification
-
-def group_pi(candidates: Sequence[dict], responses: Sequence[dict]) -> tuple[list[dict], dict]:
-    """Codebreaker's PI post-processing on ExtractPII candidates: group by response, drop a
-    value already present in that response's prompt (``in_prompt``) and repeats of the same
-    (attribute, value) within one response (``duplicate``). Returns the kept candidates in
-    input order and the counts ``{"kept", "in_prompt", "duplicate", "unknown_response"}``;
-    a candidate whose response is unknown is kept and counted."""
-    prompts = {r["id"]: r.get("prompt_text") or "" for r in responses}
-    seen: set[tuple] = set()
-    kept: list[dict] = []
-    counts = {"kept": 0, "in_prompt": 0, "duplicate": 0, "unknown_response": 0}
-    for c in candidates:
-        rid, val = c.get("response_id"), str(c.get("value") or "")
-        if rid not in prompts:
-            counts["unknown_response"] += 1
-        elif val and val in prompts[rid]:
-            counts["in_prompt"] += 1
-            continue
-        key = (rid, c.get("attribute"), val)
-        if key in seen:
-            counts["duplicate"] += 1
-            continue
-        seen.add(key)
-        kept.append(c)
-        counts["kept"] += 1
-    return kept, counts

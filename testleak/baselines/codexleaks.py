@@ -24,6 +24,7 @@ import math
 import random
 from typing import Any, Mapping
 
+from ..errors import ConfigError
 from .common import (Prompt, baseline_config, completion_mode, model_provider, chat_requests, check_budget, model_family, model_name,
                      response_record, sampling_params, target_attributes, load_resource)
 from .templates import CodexLeaksTemplates
@@ -39,7 +40,6 @@ def plan_prompts(params: Mapping, taxonomy, budget: int, seed: int) -> list[tupl
     cfg = bcfg[METHOD]
     n = int(cfg["samples_per_prompt"])
     if n < 1:
-        from ..errors import ConfigError
         raise ConfigError(f"baselines.codexleaks.samples_per_prompt must be >= 1, got {n}")
     attrs = target_attributes(params, taxonomy)
     tmpl = CodexLeaksTemplates(load_resource(cfg["resource"]))

@@ -28,9 +28,9 @@ from typing import Any, Mapping
 
 import yaml
 
+from ..elicit.refusal import detect_refusal
 from ..errors import ConfigError
-
-METHODS = ("codexleaks", "codebreaker")
+from ..llm import ChatRequest
 
 
 # ---------------------------------------------------------------------------- config access
@@ -50,8 +50,6 @@ def _plain(obj: Any) -> Any:
 def baseline_config(params: Mapping, method: str) -> dict:
     """``params.baselines`` merged view for one method (raises a ConfigError naming what to add)."""
     p = _plain(params)
-    if method not in METHODS:
-        raise ConfigError(f"unknown baseline method {method!r}; known: {', '.join(METHODS)}")
     b = p.get("baselines")
     if not b:
         raise ConfigError("params has no `baselines` section: add `baselines: default` to conf/config.yaml "
@@ -164,8 +162,6 @@ def clean_continuation(text: str | None, prompt: str) -> str:
 def is_refusal(text: str | None) -> bool:
     """The project's one refusal rule (testleak.elicit.refusal), applied to a continuation:
     it carries no fenced code of its own, so only the phrase and length rules apply."""
-    from ..elicit.refusal import detect_refusal
-
     return detect_refusal(text, has_code=False) is not None
 
 
@@ -219,8 +215,6 @@ class Prompt:
 
 def chat_requests(prompt: Prompt, n: int, sampling: Mapping, completion_cfg: Mapping, mode: str = "instruct") -> list:
     """``n`` gateway requests (samples 0..n-1) for one prompt."""
-    from ..llm import ChatRequest  # the gateway contract (docs/ARCHITECTURE.md)
-
     msgs = completion_messages(prompt.text, prompt.lang, completion_cfg, mode)
     return [ChatRequest(msgs, sample=i, params=dict(sampling)) for i in range(n)]
 

@@ -15,10 +15,11 @@ Decisions (documented, tested):
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from typing import Sequence
+
+from ..formats import shannon_entropy
 
 TOKEN = re.compile(r"\w+")
 
@@ -43,14 +44,6 @@ def cluster_labels(texts: Sequence[str], eps: float = 0.5, min_samples: int = 2)
         empty_id = max(labels) + 1
         labels = [empty_id if lab == -2 else lab for lab in labels]
     return labels
-
-
-def shannon_entropy(sizes: Sequence[int], base: float = 2) -> float:
-    n = sum(sizes)
-    if n == 0:
-        return 0.0
-    h = -sum((s / n) * math.log(s / n, base) for s in sizes if s)
-    return h + 0.0  # no -0.0
 
 
 def semantic_entropy(texts: Sequence[str], eps: float = 0.5, min_samples: int = 2, base: float = 2) -> float:

@@ -8,7 +8,7 @@ Calibration: every run of ``experiment.calibration_runs`` (method ours / codexle
 ``ablation`` field carries the flags of conf/ablation/<name>.yaml, resolved at composition) is executed with the
 project's own library functions - questions, responses, ExtractPII, judge, local-index
 verification over the canary corpus, review - once against the tuned model and once against
-the untuned base model (control), as runs ``canary_<model>_<run>`` under data/runs/.
+the untuned base model (control), as runs ``canary_<model>_<run>`` under data/canary/runs/.
 """
 
 from __future__ import annotations
@@ -21,8 +21,11 @@ from pathlib import Path
 from typing import Mapping
 
 
+from .. import pipeline
 from ..config import ablation_config
 from ..errors import ConfigError, DataError
+from ..llm.local import sha256_file
+from ..paths import Paths
 from ..records import read_jsonl, write_json, write_jsonl
 
 CANARY_SCHEMA = "canary/1"
@@ -46,6 +49,14 @@ class CanaryPaths:
         self.finetune_metrics = paths.root / "metrics" / "canary_finetune.json"
         self.report_dir = paths.reports / "canary"
         self.report_metrics = paths.root / "metrics" / "canary.json"
+
+
+class CanaryRunPaths(Paths):
+    """Calibration runs live under data/canary/runs/<run> (an out of stage canary_report),
+    apart from the per-run stages' data/runs/<run>."""
+
+    def run_dir(self, run: str) -> Path:
+        return self.canary / "runs" / run
 
 
 def _canary_cfg(params: Mapping) -> dict:
@@ -73,7 +84,11 @@ def make_canary_corpus(params: Mapping, paths, files=None) -> dict:
                        int(fb.get("min", 1500)), int(fb.get("max", 30000)))
     absent = None
     index_used = False
-    if cfg.get("check_index", True) and paths.index.exists():
+    if cfg.get("check_index", True):
+        # a declared choice (dvc.yaml: canary_corpus depends on the index), never "if it exists"
+        if not paths.index.exists():
+            raise ConfigError(f"canary.check_index is true but {paths.index} is missing: run `dvc repro index` "
+                              f"first, or set canary.check_index=false")
         idx = LocalIndex(paths.index)
         index_used = True
         absent = lambda v: (idx.search(v).get("k") or 0) == 0  # noqa: E731
@@ -125,9 +140,7 @@ def tuned_model_config(base_cfg: Mapping, gguf_path: Path, sha256: str) -> dict:
 
 def write_stamp(gguf_path: Path) -> str:
     """sha256 of the file and the stamp ``ensure_model`` checks (``<sha> <size> <mtime>``)."""
-    from ..llm.local import _sha256
-
-    sha = _sha256(gguf_path)
+    sha = sha256_file(gguf_path)
     st = gguf_path.stat()
     gguf_path.with_suffix(gguf_path.suffix + ".sha256").write_text(f"{sha} {st.st_size} {int(st.st_mtime)}\n")
     return sha
@@ -233,76 +246,26 @@ def ensure_questions(params: Mapping, paths, log=None) -> list[dict]:
     return qs
 
 
-def _resource(paths, rel: str | None, default) -> Path:
-    """A shipped resource path relative to the project root, else to the source checkout."""
-    from ..config import ROOT
-
-    if not rel:
-        return default
-    p = paths.root / rel
-    return p if p.exists() else ROOT / rel
-
-
-def run_one(params: Mapping, paths, run: str, kind: str, key: str, model_cfg: Mapping, questions: list[dict],
-            index) -> dict:
-    """responses -> candidates -> judged -> verified -> confirmed for one canary run."""
-    from contextlib import nullcontext
-
-    from ..elicit import ElicitSettings, elicit, questions_for_run, run_baseline_method, summarize
-    from ..extract import candidates_from_responses
-    from ..llm import open_gateway
-    from ..taxonomy import Taxonomy
-    from ..verify.judge import judge_candidates, load_fragments
-    from ..verify.review import confirm
-    from ..verify.search import verify_candidates
-
+def run_one(params: Mapping, paths, run: str, kind: str, key: str, model_cfg: Mapping, index) -> dict:
+    """The per-run chain (:func:`testleak.pipeline.run_chain`, the same functions as the DVC
+    stages) for one canary run: its model, its ablation, ``canary.judge_mode`` and the auto
+    review policy (canary runs have no human labels: judge-plausible and in window decides)."""
     cfg = _canary_cfg(params)
     spec = dict(params["experiment"]["calibration_runs"][key])
     p = copy.deepcopy(dict(params))
     p["model"] = dict(model_cfg)
     if spec.get("ablation"):
-        p["ablation"] = ablation_config(spec["ablation"])
+        spec["ablation"] = ablation_config(spec["ablation"])
     p["experiment"] = dict(p["experiment"])
-    p["experiment"]["runs"] = {run: {k: v for k, v in spec.items() if k in ("method", "round", "library")}}
-    tax = Taxonomy.from_config(p)
-    settings = ElicitSettings.from_params(p, run)
-    exp = p["experiment"]
-    with open_gateway(p["model"], paths=paths) as gw:
-        if settings.method == "ours":
-            qs = questions_for_run(settings, questions, tax, exp["scenarios"], int(exp["questions_per_scenario"]))
-            library = None
-            if settings.library_hints:
-                from ..library import load_library
-
-                lib = paths.library(settings.library)
-                if settings.library == "prior":
-                    lib = _resource(paths, (p.get("library") or {}).get("prior"), lib)
-                library = load_library(lib)
-            responses = list(elicit(qs, settings, tax, gw, library))
-        else:
-            responses = list(run_baseline_method(p, settings, tax, gw))
-    write_jsonl(paths.responses(run), responses, kind="response")
-    cands, cstats = candidates_from_responses(responses, tax)
-    write_jsonl(paths.candidates(run), cands, kind="candidate")
-    mode = str(cfg.get("judge_mode", "rules"))
-    ver = p.get("verifier") or {}
-    jcfg = ver.get("judge") or {}
-    prior = (p.get("library") or {}).get("prior")
-    fragments = load_fragments(_resource(paths, prior, paths.library("prior")))
-    ctx = nullcontext(None) if mode == "rules" else open_gateway(p["judge"], paths=paths)
-    with ctx as jgw:
-        verdicts = judge_candidates(cands, tax, mode=mode, gateway=jgw, fragments=fragments,
-                                    n_examples=int(jcfg.get("examples", 3)), seed=int(p.get("seed", 0)),
-                                    sampling=jcfg.get("sampling") or {}, run=run)
-    write_jsonl(paths.judged(run), verdicts, kind="verdict")
-    hits = verify_candidates(verdicts, cands, index, ver.get("window") or {"min": 1, "max": 100}, "local")
-    write_jsonl(paths.verified(run), hits, kind="hit")
-    # canary runs have no human labels: the auto policy (judge-plausible and in window) decides
-    conf = confirm(hits, verdicts, [], "auto", [])
-    write_jsonl(paths.confirmed(run), conf, kind="confirmed")
-    return {"run": run, "model": kind, "key": key, "method": settings.method, "variant": settings.variant,
-            "responses": len(responses), "response_status": summarize(responses), "candidates": len(cands),
-            "review_policy": "auto"}
+    p["experiment"]["runs"] = {run: {k: v for k, v in spec.items() if k in ("method", "round", "library", "ablation")}}
+    p["verifier"] = {**(p.get("verifier") or {}), "judge_mode": str(cfg.get("judge_mode", "rules")), "backend": "local"}
+    p["review"] = {"policy": "auto", "reviewers": []}
+    questions, library = pipeline.method_inputs(p, paths, run, questions_path=CanaryPaths(paths).questions)
+    st = pipeline.run_chain(p, CanaryRunPaths(paths.root), run, index, questions, library, labels=[])
+    r = st["responses"]
+    return {"run": run, "model": kind, "key": key, "method": r["method"], "variant": r["variant"],
+            "responses": r["responses"], "response_status": {k: v for k, v in r.items() if k not in ("run", "method", "variant")},
+            "candidates": st["candidates"]["candidates"], "review_policy": "auto"}
 
 
 def run_calibration(params: Mapping, paths, log=print) -> list[dict]:
@@ -312,15 +275,14 @@ def run_calibration(params: Mapping, paths, log=print) -> list[dict]:
     cp = CanaryPaths(paths)
     tuned = load_tuned_config(cp)
     build_canary_index(params, paths)
-    questions = None
     if any(str(s.get("method")) == "ours" for s in params["experiment"]["calibration_runs"].values()):
-        questions = ensure_questions(params, paths)
+        ensure_questions(params, paths)
     out = []
     with LocalIndex(cp.index) as index:
         for run, kind, key in run_names(params):
             model_cfg = tuned if kind == "tuned" else params["model"]
             t0 = time.perf_counter()
-            s = run_one(params, paths, run, kind, key, model_cfg, questions, index)
+            s = run_one(params, paths, run, kind, key, model_cfg, index)
             s["seconds"] = round(time.perf_counter() - t0, 1)
             if log:
                 log(f"canary: {run}: {s['responses']} responses, {s['candidates']} candidates in {s['seconds']}s",
@@ -339,11 +301,12 @@ def report_calibration(params: Mapping, paths, summaries: list[dict] | None = No
     originals = list(corpus_texts(cp.original).values())
     meta = {s["run"]: s for s in summaries or []}
     results = []
+    rp = CanaryRunPaths(paths.root)
     for run, kind, key in run_names(params):
         spec = params["experiment"]["calibration_runs"][key]
-        rc = run_recall(truth, read_jsonl(paths.responses(run), kind="response"),
-                        read_jsonl(paths.candidates(run), kind="candidate"),
-                        read_jsonl(paths.confirmed(run), kind="confirmed"), originals)
+        rc = run_recall(truth, read_jsonl(rp.responses(run), kind="response"),
+                        read_jsonl(rp.candidates(run), kind="candidate"),
+                        read_jsonl(rp.confirmed(run), kind="confirmed"), originals)
         m = meta.get(run, {})
         results.append({"run": run, "model": kind, "key": key, "method": spec.get("method"),
                         "variant": m.get("variant", (spec.get("ablation") or {}).get("name", "none")), "recall": rc})

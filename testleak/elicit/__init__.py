@@ -5,7 +5,7 @@
 - :mod:`.functions` G(c): units that handle privacy fields (ast / tree-sitter / fallback)
 - :mod:`.refusal`   refusal detection
 - :mod:`.prompts`   Fig. 7 code and test prompts, hint formatting
-- :mod:`.responses` the two-turn interaction per run, baseline dispatch
+- :mod:`.responses` the two-turn interaction per run (method ``ours`` of :mod:`testleak.methods`)
 """
 
 from .code import CodeBlock, extract_code_blocks, guess_language, normalize_language
@@ -14,8 +14,7 @@ from .prompts import code_prompt, format_hints, prompt_text, turn2_messages, tur
 from .questions import (QuestionStats, generate_questions, generic_questions, normalize_task, parse_task_list,
                         question_id, question_prompt)
 from .refusal import detect_refusal
-from .responses import (ElicitSettings, elicit, questions_for_run, response_id, run_baseline_method,
-                        sample_attribute_hints, summarize)
+from .responses import ElicitSettings, elicit, questions_for_run, response_id, sample_attribute_hints
 
 __all__ = [
     "CodeBlock", "extract_code_blocks", "guess_language", "normalize_language",
@@ -24,6 +23,5 @@ __all__ = [
     "QuestionStats", "generate_questions", "generic_questions", "normalize_task", "parse_task_list",
     "question_id", "question_prompt",
     "detect_refusal",
-    "ElicitSettings", "elicit", "questions_for_run", "response_id", "run_baseline_method",
-    "sample_attribute_hints", "summarize",
+    "ElicitSettings", "elicit", "questions_for_run", "response_id", "sample_attribute_hints",
 ]

@@ -1,6 +1,7 @@
 """Code blocks in an LLM answer (paper Sec. 4.2, step 1-2 of Fig. 2: c = LLM_test(q)).
 
-Fenced blocks are found with markdown-it (CommonMark; an unclosed fence, as when
+Blocks come from the project's one splitter, :func:`testleak.formats.split_code_blocks`
+(markdown-it, CommonMark: fenced and indented blocks; an unclosed fence, as when
 ``max_tokens`` cuts the answer, runs to the end of the text).  The language comes from
 the fence's info string (aliases normalised: ``py`` -> python, ``js`` -> javascript,
 ``c#`` -> csharp, ...) or, when the fence has none, is guessed: Python when ``ast`` parses
@@ -15,11 +16,9 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import replace
 
-from markdown_it import MarkdownIt
-
-from ..extract.blocks import normalize_language  # one language-alias table for the project
+from ..formats import CodeBlock, normalize_language, split_code_blocks
 
 NON_CODE = {
     "bash", "sh", "shell", "zsh", "console", "shell-session", "powershell", "ps1", "bat", "cmd",
@@ -27,17 +26,6 @@ NON_CODE = {
     "text", "txt", "plaintext", "plain", "output", "sql", "mysql", "postgresql", "csv", "diff",
     "dockerfile", "makefile", "env", "properties", "graphql", "http", "log",
 }
-
-_md = MarkdownIt("commonmark")
-
-
-@dataclass(frozen=True)
-class CodeBlock:
-    language: str  # normalised name, or "unknown"
-    code: str
-    fenced: bool
-    index: int
-
 
 _KEYWORDS: list[tuple[str, re.Pattern]] = [
     ("php", re.compile(r"<\?php|\$this->|\bfunction\s+\w+\s*\(\s*(?:\??\w+\s+)?\$\w+")),
@@ -71,24 +59,20 @@ def guess_language(code: str) -> str:
 
 
 def extract_code_blocks(text: str) -> list[CodeBlock]:
-    """Programming-language code blocks of an answer, in order (see module docstring)."""
-    text = text or ""
+    """Programming-language code blocks of an answer, in order (see module docstring).
+
+    ``language`` is a normalised name or ``unknown``; ``index`` numbers the kept blocks."""
+    text = text if isinstance(text, str) else ""
     blocks: list[CodeBlock] = []
-    fences = [t for t in _md.parse(text) if t.type in ("fence", "code_block")]
-    for tok in fences:
-        code = tok.content
-        if not code.strip():
+    for b in split_code_blocks(text, indented=True):
+        if not b.code.strip():
             continue
-        lang = normalize_language(tok.info) if tok.type == "fence" else None
+        lang = b.language
         if lang in NON_CODE:
             continue
         if lang is None:
-            lang = guess_language(code)
-            if lang == "unknown" and tok.type == "code_block":
-                continue  # an indented paragraph, not code
-        blocks.append(CodeBlock(lang, code, True, len(blocks)))
-    if not fences and text.strip():
-        lang = guess_language(text)
-        if lang != "unknown":
-            blocks.append(CodeBlock(lang, text.strip("\n") + "\n", False, 0))
+            lang = guess_language(b.code)
+            if lang == "unknown" and b.kind != "fence":
+                continue  # an indented paragraph, or prose without code
+        blocks.append(replace(b, language=lang, index=len(blocks)))
     return blocks

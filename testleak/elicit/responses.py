@@ -23,8 +23,8 @@ code block, or no unit that handles a privacy field).  Questions are processed i
 batches (turn 1 for the batch through ``chat_many``, then turn 2) so that an interrupted
 stage has written the finished batches; the gateway cache makes a rerun free.
 
-Baseline methods (``codexleaks``, ``codebreaker``) are dispatched by name to
-``testleak.baselines.run_baseline``.
+Baseline methods (``codexleaks``, ``codebreaker``) live in :mod:`testleak.baselines`; every
+method is looked up by name in :mod:`testleak.methods`.
 """
 
 from __future__ import annotations
@@ -34,18 +34,16 @@ import random
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Mapping
 
-from ..config import ablation_config, select
+from ..config import ablation_config, run_spec
 from ..errors import ConfigError
+from ..library import sample_hints
+from ..llm import ChatRequest
 from ..taxonomy import Taxonomy
 from .code import extract_code_blocks
 from .functions import find_units, select_functions
 from .prompts import code_prompt, prompt_text, turn2_messages, turn2_prompt
 from .questions import generic_questions
 from .refusal import detect_refusal
-
-METHODS = ("ours", "codexleaks", "codebreaker")
-STATUSES = ("ok", "refused", "no_code", "error")
-
 
 def response_id(run: str, question_id: str) -> str:
     """Stable id: ``r_`` + sha256(run, question id)[:16]."""
@@ -81,12 +79,8 @@ class ElicitSettings:
     @classmethod
     def from_params(cls, params, run: str) -> "ElicitSettings":
         exp = params["experiment"]
-        runs = _get(exp, "runs", {}) or {}
-        if run not in runs:
-            raise ConfigError(f"unknown run {run!r}; experiment {_get(exp, 'name', '?')!r} defines: "
-                              f"{', '.join(runs) or '(none)'}")
-        spec = runs[run]
-        method = select(params, str(_get(spec, "method", "")), METHODS, "method")
+        spec = run_spec(params, run)
+        method = str(_get(spec, "method", ""))  # checked against the registry (testleak.methods.get)
         # A run of ours carries its ablation flags (experiment.runs.R.ablation), resolved at
         # composition from the `ablation` group or a named ablation (every Table 4 variant in
         # one `dvc repro`); hand-written params without them fall back to the `ablation` group.
@@ -123,8 +117,6 @@ def sample_attribute_hints(library: Mapping | None, attributes: Iterable[str], s
     """Hints for a response's attributes, with the seed and the exact entries used."""
     if not settings.library_hints or library is None:
         return {"enabled": False, "library": None, "seed": None, "by_attribute": {}, "missing": []}
-    from ..library import sample_hints
-
     seed = settings.seed + int(rid[2:10], 16)
     rng = random.Random(seed)
     by_attr, missing = {}, []
@@ -170,8 +162,6 @@ def elicit(questions: list[dict], settings: ElicitSettings, taxonomy: Taxonomy, 
            *, batch_size: int | None = None, params: dict | None = None) -> Iterator[dict]:
     """Run the two-turn interaction for each question; yield one response record per
     question (untagged), in question order, batch by batch."""
-    from ..llm import ChatRequest
-
     conc = int(getattr(gw, "concurrency", 1) or 1)
     bs = int(batch_size or max(8, 4 * conc))
     extra = dict(params or {})
@@ -229,30 +219,3 @@ def elicit(questions: list[dict], settings: ElicitSettings, taxonomy: Taxonomy, 
                 continue
             rec["status"], rec["error"] = "ok", None
         yield from recs
-
-
-def run_baseline_method(params, settings: ElicitSettings, taxonomy: Taxonomy, gw) -> list[dict]:
-    """Dispatch a baseline run to ``testleak.baselines`` (fails clearly when missing)."""
-    try:
-        from .. import baselines
-        runner = getattr(baselines, "run_baseline")
-    except (ImportError, AttributeError) as e:
-        raise ConfigError(f"method {settings.method!r} needs testleak.baselines.run_baseline, which is not "
-                          f"available ({type(e).__name__}: {e}); install or finish testleak/baselines") from None
-    budget = int(_get(params["experiment"], "baseline_budget", 0))
-    recs = runner(settings.method, params, gw, taxonomy, budget, settings.seed, run_round=settings.round)
-    out = []
-    for r in recs:
-        r = dict(r)
-        r["run"] = settings.run
-        out.append(r)
-    return out
-
-
-def summarize(records: Iterable[dict]) -> dict:
-    """Counts by status (no raw values), for logs and metrics."""
-    out = {"responses": 0, **{s: 0 for s in STATUSES}}
-    for r in records:
-        out["responses"] += 1
-        out[r.get("status", "error")] = out.get(r.get("status", "error"), 0) + 1
-    return out

@@ -12,7 +12,7 @@ See :mod:`.core` (pipeline, test-case numbering), :mod:`.pyparse` / :mod:`.lexer
 literals and keys) and :mod:`.detect` (value -> attribute precedence).
 """
 
-from .blocks import CodeBlock, normalize_language, split_code_blocks
+from ..formats import CodeBlock, normalize_language, split_code_blocks
 from .core import (ExtractInfo, candidates_from_responses, extract, extract_detailed, prompt_texts,
                    response_text)
 from .detect import CHECKS, Detector

@@ -3,7 +3,9 @@
 ``extract(text, taxonomy)`` reads a model answer (markdown with fenced code blocks, or
 bare code), parses every code block (Python with ``ast``, everything else and Python that
 does not parse with the tolerant lexer), binds each literal to its key / parameter /
-variable name, classifies it (:mod:`testleak.extract.detect`), drops values that occur
+variable name, splits literals that hold many values (JSON, SQL ``INSERT``, CSV/TSV,
+multi-line text: :mod:`.multivalue`) into one value per key, classifies each
+(:mod:`testleak.extract.detect`), drops values that occur
 verbatim in the prompt texts (``exclude``), and deduplicates by (value, attribute),
 keeping the first occurrence. Prose outside code fences is not read for values (the paper
 collects values from test inputs only). Deterministic, no I/O; never raises on text input.
@@ -28,10 +30,11 @@ from typing import Iterable
 
 from ..privacy import value_hash
 from ..taxonomy import Taxonomy
-from .blocks import CodeBlock, split_code_blocks
+from ..formats import CodeBlock, split_code_blocks
 from .detect import Detector
 from .lexer import lex
 from .literals import Literal, Parsed
+from .multivalue import split_values
 from .pyparse import collect_signatures, parse_python, parse_tree
 
 _PROSE_MARK = re.compile(
@@ -114,25 +117,15 @@ def _marker_regions(text: str, blocks: list[CodeBlock]) -> list[tuple[int, int]]
         for i, s in enumerate(prose_marks):
             out.append((s, prose_marks[i + 1] if i + 1 < len(prose_marks) else len(text)))
     for b in blocks:
-        marks = [b.start + m.start() for m in _COMMENT_MARK.finditer(b.code)]
+        marks = [b.to_text(m.start()) for m in _COMMENT_MARK.finditer(b.code)]
         for i, s in enumerate(marks):
             out.append((s, marks[i + 1] if i + 1 < len(marks) else b.end))
     return out
 
 
-def extract_detailed(text: str, taxonomy: Taxonomy, *, language: str | None = None,
-                     exclude: Iterable[str] = ()) -> tuple[list[dict], ExtractInfo]:
-    """Like :func:`extract`, also returning an :class:`ExtractInfo`."""
-    info = ExtractInfo()
-    if not isinstance(text, str):
-        text = "" if text is None else str(text)
-    det = detector_for(taxonomy)
-    attr_for = det.attribute_for_key
-    excl = "\n\x00".join(e for e in exclude if isinstance(e, str) and e)
-    blocks = split_code_blocks(text, language)
-    info.blocks = len(blocks)
-
-    # pass 1: Python trees and signatures across the whole answer
+def _python_trees(blocks: list[CodeBlock], info: ExtractInfo) -> tuple[list, dict[str, list[str]]]:
+    """Pass 1: a Python tree per block (None when not Python or not parsable) and the
+    signatures defined anywhere in the answer (to bind positional arguments)."""
     trees: list = []
     sigs: dict[str, list[str]] = {}
     for b in blocks:
@@ -146,10 +139,13 @@ def extract_detailed(text: str, taxonomy: Taxonomy, *, language: str | None = No
                 info.errors.append(type(e).__name__)
                 t = None
         trees.append(t)
+    return trees, sigs
 
-    # pass 2: literals and test intervals per block
+
+def _parse_blocks(blocks: list[CodeBlock], attr_for, info: ExtractInfo) -> list[tuple[CodeBlock, str | None, Parsed]]:
+    """Pass 2: literals and test intervals per block (``ast`` for Python, else the lexer)."""
+    trees, sigs = _python_trees(blocks, info)
     per_block: list[tuple[CodeBlock, str | None, Parsed]] = []
-    intervals: list[tuple[int, int]] = []
     for b, t in zip(blocks, trees):
         lang = b.language
         parsed = None
@@ -169,16 +165,23 @@ def extract_detailed(text: str, taxonomy: Taxonomy, *, language: str | None = No
                 info.parsers["error"] = info.parsers.get("error", 0) + 1
                 continue
         info.parsers[parsed.parser] = info.parsers.get(parsed.parser, 0) + 1
-        intervals += [(b.start + s, b.start + e) for s, e in parsed.tests]
         per_block.append((b, lang, parsed))
-    intervals += _marker_regions(text, blocks)
-    index_of, info.tests = _intervals_index(intervals)
+    return per_block
 
+
+def _candidates(text: str, per_block, det: Detector, excl: str, index_of, info: ExtractInfo) -> list[dict]:
+    """Classify every literal; drop values from the prompt and repeated (value, attribute)."""
     line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
     seen: set[tuple[str, str]] = set()
     out: list[dict] = []
     for b, lang, parsed in per_block:
-        lits: list[Literal] = sorted(parsed.literals, key=lambda l: (l.start, l.end))
+        lits: list[Literal] = []
+        for lit in sorted(parsed.literals, key=lambda l: (l.start, l.end)):
+            try:
+                lits += split_values(lit) or [lit]
+            except Exception as e:  # noqa: BLE001 - never raise on model output
+                info.errors.append(type(e).__name__)
+                lits.append(lit)
         info.literals += len(lits)
         for lit in lits:
             try:
@@ -196,7 +199,7 @@ def extract_detailed(text: str, taxonomy: Taxonomy, *, language: str | None = No
                 info.duplicates += 1
                 continue
             seen.add((lit.value, attr))
-            s, e = b.start + lit.start, b.start + lit.end
+            s, e = b.to_text(lit.start), b.to_text(lit.end)
             out.append({
                 "value": lit.value,
                 "attribute": attr,
@@ -205,7 +208,24 @@ def extract_detailed(text: str, taxonomy: Taxonomy, *, language: str | None = No
                 "language": lang,
                 "test_index": index_of(s),
             })
-    return out, info
+    return out
+
+
+def extract_detailed(text: str, taxonomy: Taxonomy, *, language: str | None = None,
+                     exclude: Iterable[str] = ()) -> tuple[list[dict], ExtractInfo]:
+    """Like :func:`extract`, also returning an :class:`ExtractInfo`."""
+    info = ExtractInfo()
+    if not isinstance(text, str):
+        text = "" if text is None else str(text)
+    det = detector_for(taxonomy)
+    excl = "\n\x00".join(e for e in exclude if isinstance(e, str) and e)
+    blocks = split_code_blocks(text, language)
+    info.blocks = len(blocks)
+    per_block = _parse_blocks(blocks, det.attribute_for_key, info)
+    intervals = [(b.to_text(s), b.to_text(e)) for b, _, parsed in per_block for s, e in parsed.tests]
+    intervals += _marker_regions(text, blocks)
+    index_of, info.tests = _intervals_index(intervals)
+    return _candidates(text, per_block, det, excl, index_of, info), info
 
 
 def extract(text: str, taxonomy: Taxonomy, *, language: str | None = None,

@@ -79,7 +79,7 @@ def _unescape(s: str) -> str:
     return _ESC.sub(rep, s)
 
 
-_IDENT = r"[A-Za-z_$][\w$]*"
+_IDENT = r"(?:[^\W\d]|\$)[\w$]*"  # any script: JavaScript and Java allow Unicode names
 # `name =`, `name :=`, `name:`, `Type name =`, `name: Type =`, `$name =`, `name =>` at the end
 _KEY_BEFORE = re.compile(
     r"(?P<k>" + _IDENT + r")\s*(?:\?\s*)?(?::\s*[\w.<>\[\]|?]+\s*(?==))?(?P<op>:=|=>|(?<![=!<>+\-*/%&|^])=(?!=)|:)\s*$"
@@ -206,18 +206,65 @@ def lex(code: str, language: str | None, attr_for, with_tests: bool = True) -> P
     return Parsed(lits, tests, "lexer")
 
 
+_ADDER = re.compile(r"(?P<r>" + _IDENT + r")\s*\.\s*(?:add|addAll|push|append|Add|AddRange|offer|insert|put|set)\s*$")
+_COLLECTION_CALL = re.compile(
+    r"(?:\b(?:List|Set|Stream|Arrays|ImmutableList|ImmutableSet|Collections|Lists|Sets)\s*\.\s*"
+    r"(?:of|asList|newArrayList|newHashSet|singletonList|listOf)"
+    r"|\b(?:listOf|setOf|arrayOf|mutableListOf|mutableSetOf|Array\.of|new\s+Set|new\s+Array))\s*(?:<[^<>()]*>)?\s*$")
+_COLLECTION_TYPE = re.compile(r"(?:\bnew\s*(?:[\w.]+\s*(?:<[^<>{}]*>)?)?\s*(?:\[\s*\d*\s*\])*\s*(?:\(\s*\))?"
+                              r"|\[\s*\d*\s*\]\s*[\w.]+|map\[[\w.]+\][\w.]+)\s*$")
+_STATEMENT_START = re.compile(r"[;{}\n][^;{}\n]*$")
+
+
+def _collection_key(window: str, attr_for) -> str | None:
+    """The name a collection literal is bound to, for an element of it: ``emails =
+    List.of("a", "b")``, ``string[] passwords = { "a" }``, ``passwords.add("a")``,
+    ``phones := []string{"a"}``; only when that name maps to an attribute."""
+    depth = 0
+    for m in reversed(list(_BRACKETS.finditer(window))):
+        ch = m.group(0)
+        if ch in ")]}":
+            depth += 1
+            continue
+        if depth:
+            depth -= 1
+            continue
+        before = window[:m.start()]
+        key = None
+        if ch == "(":
+            a = _ADDER.search(before)
+            if a:
+                key = a.group("r")
+            else:
+                c = _COLLECTION_CALL.search(before)
+                if c:
+                    k = _KEY_BEFORE.search(before[:c.start()])
+                    key = k.group("k") if k else None
+        else:
+            t = _COLLECTION_TYPE.search(before)
+            k = _KEY_BEFORE.search(before[:t.start()] if t else before)
+            key = k.group("k") if k and k.group("op") != ":" or (k and ch == "[") else None
+        return key if key and attr_for(key) else None
+    return None
+
+
 def _key_from_window(window: str, masked: str, s: int, e: int, attr_for) -> str | None:
     m = _KEY_BEFORE.search(window)
     if m:
+        if m.group("op") == ":":
+            st = _STATEMENT_START.search(window[:m.start()])
+            stmt = st.group(0)[1:] if st else window[:m.start()]
+            if re.match(r"\s*assert\b", stmt) or "?" in stmt:
+                return None  # Java `assert cond : "message"`, a ternary `c ? a : "b"`
         return m.group("k")
     c = _CALL_BEFORE.search(window)
     if c:
         after = masked[e:e + 40].lstrip()
         if not after.startswith(")"):
-            return None  # not the sole argument
+            return _collection_key(window, attr_for)  # not the sole argument
         callee = c.group("c")
         if attr_for(callee):
             return callee
         m2 = _KEY_BEFORE.search(window[:c.start()])
-        return m2.group("k") if m2 else None
-    return None
+        return m2.group("k") if m2 else _collection_key(window, attr_for)
+    return _collection_key(window, attr_for)

@@ -7,11 +7,18 @@ API-key environment variable and default sampling. The gateway gives:
 - N requests in flight (threads, ``limits.concurrency``), answers in request order;
 - per-model limits on requests and tokens per minute;
 - retries with exponential backoff that honour ``retry-after`` on 429, 5xx, timeouts and
-  connection errors; no retry on 401/403/404, which raise an error naming the env var or
-  model to fix;
+  connection errors, one stderr line per retry, a refused connection given up after two
+  quick attempts, and a total deadline per request (``limits.deadline``); no retry on
+  401/403/404, which raise an error naming the env var or model to fix;
 - an on-disk cache keyed by model, messages, sampling parameters and sample index, so a
   rerun or a resumed stage makes zero repeated calls (only successes are cached);
-- a call log (JSONL: latency, tokens, status, attempts, cache hits; never prompt text).
+- identical requests in one :meth:`Gateway.chat_many` batch (same cache key) sent once,
+  the duplicates sharing the answer;
+- a call log (JSONL: latency, tokens, status, attempts, cache hits, shared answers; never
+  prompt text).
+
+Rate limiting, retries, deadline, cache, call log and URL masking are the shared HTTP
+policy of :mod:`testleak.net`. Endpoints in messages have their credentials masked.
 
 Failures that are not configuration errors come back as ``Completion(status="error")``,
 never as exceptions, so that a stage records and counts them.
@@ -19,21 +26,19 @@ never as exceptions, so that a stage records and counts them.
 
 from __future__ import annotations
 
-import email.utils
-import json
+import copy
 import os
-import random
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import AuthError, ConfigError, LLMError
-from .cache import ResponseCache, cache_key
-from .ratelimit import RateLimiter
+from ..net import (CallLog, GiveUp, JsonCache, RateLimiter, Retryable, RetryPolicy, canonical_key,
+                   connection_refused, mask_url, mask_urls_in_text, retry_after)
 
 PROVIDERS = ("local", "openai")
 LOCAL_API_KEY = "sk-local-no-key"
@@ -51,7 +56,8 @@ class Completion:
     text: str = ""
     status: str = "ok"  # ok | error
     error: str | None = None
-    error_kind: str | None = None  # http_429 | http_5xx | timeout | connection | malformed | bad_request
+    # http_429 | http_5xx | timeout | connection | connection_refused | deadline | malformed | bad_request
+    error_kind: str | None = None
     finish_reason: str | None = None
     usage: dict = field(default_factory=lambda: {"prompt_tokens": 0, "completion_tokens": 0})
     latency_s: float = 0.0
@@ -80,28 +86,9 @@ def _to_dict(cfg) -> dict:
         return dict(cfg)
 
 
-def _retry_after(exc) -> float | None:
-    resp = getattr(exc, "response", None)
-    headers = getattr(resp, "headers", None)
-    if not headers:
-        return None
-    ms = headers.get("retry-after-ms")
-    if ms:
-        try:
-            return float(ms) / 1000.0
-        except ValueError:
-            pass
-    ra = headers.get("retry-after")
-    if not ra:
-        return None
-    try:
-        return max(0.0, float(ra))
-    except ValueError:
-        try:
-            dt = email.utils.parsedate_to_datetime(ra)
-            return max(0.0, dt.timestamp() - time.time())
-        except (TypeError, ValueError):
-            return None
+def cache_key(identity: dict, messages: list, params: dict, sample: int) -> str:
+    """The cache key of one chat request: model identity, messages, sampling, sample index."""
+    return canonical_key({"model": identity, "messages": messages, "params": params, "sample": sample})
 
 
 class Gateway:
@@ -109,7 +96,8 @@ class Gateway:
 
     def __init__(self, model_cfg, *, cache_dir: str | os.PathLike, log_path: str | os.PathLike | None = None,
                  models_dir: str | os.PathLike | None = None, backoff_base: float = 1.0,
-                 backoff_max: float = 60.0, show_progress: bool | None = None):
+                 backoff_max: float = 60.0, show_progress: bool | None = None,
+                 echo: Callable[[str], None] | None = None):
         self.cfg = _to_dict(model_cfg)
         self.name = self.cfg.get("name", "?")
         provider = self.cfg.get("provider")
@@ -119,20 +107,23 @@ class Gateway:
         self.models_dir = Path(models_dir) if models_dir else Path(cache_dir).parent / "models"
         limits = self.cfg.get("limits") or {}
         self.concurrency = max(1, int(limits.get("concurrency") or 1))
-        self.timeout = float(limits.get("timeout") or 120)
-        self.max_retries = int(limits.get("max_retries") if limits.get("max_retries") is not None else 4)
-        self.limiter = RateLimiter(limits.get("requests_per_minute"), limits.get("tokens_per_minute"))
-        self.backoff_base = backoff_base
-        self.backoff_max = backoff_max
+        try:
+            self.policy = RetryPolicy.from_config(limits, "limits", timeout=120.0, deadline=600.0, max_retries=4,
+                                                  backoff_base=backoff_base, backoff_max=backoff_max, echo=echo)
+            self.limiter = RateLimiter(limits.get("requests_per_minute"), limits.get("tokens_per_minute"))
+        except ConfigError as e:
+            raise ConfigError(f"model {self.name!r} (conf/model/{self.name}.yaml): {e}") from None
+        self.timeout = self.policy.timeout
+        self.max_retries = self.policy.max_retries
         self.show_progress = show_progress
-        self.cache = ResponseCache(Path(cache_dir) / "responses.sqlite")
+        self.cache = JsonCache(Path(cache_dir) / "responses.sqlite")
         self.log_path = Path(log_path) if log_path else None
-        self._log_lock = threading.Lock()
+        self.calls = CallLog(self.log_path)
         self._client = None
         self._client_lock = threading.Lock()
         self._server_key = None
         self.base_url: str | None = None
-        self.stats = {"requests": 0, "cache_hits": 0, "errors": 0, "retries": 0}
+        self.stats = {"requests": 0, "cache_hits": 0, "shared": 0, "errors": 0, "retries": 0}
         self._stats_lock = threading.Lock()
 
     # -- identity and configuration -------------------------------------------------
@@ -194,18 +185,19 @@ class Gateway:
         self._client = None
         self.cache.close()
 
+    @property
+    def endpoint(self) -> str:
+        """The chat-completions URL with credentials masked (for messages)."""
+        base = self.base_url or self._configured_base_url() or "(local server)"
+        return mask_url(base.rstrip("/") + "/chat/completions")
+
     # -- logging -----------------------------------------------------------------------
-    def _log(self, key: str, c: Completion) -> None:
-        if self.log_path is None:
-            return
-        rec = {"ts": round(time.time(), 3), "model": self.name, "key": key[:16], "status": c.status,
-               "error_kind": c.error_kind, "cached": c.cached, "attempts": c.attempts,
-               "latency_s": round(c.latency_s, 3), "prompt_tokens": c.usage.get("prompt_tokens", 0),
-               "completion_tokens": c.usage.get("completion_tokens", 0)}
-        with self._log_lock:
-            self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            with self.log_path.open("a", encoding="utf-8") as f:
-                f.write(json.dumps(rec) + "\n")
+    def _log(self, key: str, c: Completion, shared: bool = False) -> None:
+        self.calls.write(model=self.name, key=key[:16], status=c.status, error_kind=c.error_kind,
+                         cached=c.cached, shared=shared, attempts=0 if shared else c.attempts,
+                         latency_s=0.0 if shared else round(c.latency_s, 3),
+                         prompt_tokens=c.usage.get("prompt_tokens", 0),
+                         completion_tokens=c.usage.get("completion_tokens", 0))
 
     def _count(self, name: str, n: int = 1) -> None:
         with self._stats_lock:
@@ -213,12 +205,20 @@ class Gateway:
 
     # -- calls -----------------------------------------------------------------------
     def chat(self, messages: Sequence[Mapping], sample: int = 0, **params) -> Completion:
-        return self._one(ChatRequest(list(messages), sample, params))
+        return self._one(*self._prepare(ChatRequest(list(messages), sample, params)))
 
     def chat_many(self, requests: Iterable[ChatRequest], desc: str | None = None) -> list[Completion]:
+        """Answers in request order. Requests with the same cache key are sent once: the
+        first of them is answered (from the cache or the endpoint), the others share its
+        answer (logged with ``shared: true``)."""
         reqs = list(requests)
         if not reqs:
             return []
+        prepared = [self._prepare(r) for r in reqs]
+        first: dict[str, int] = {}
+        for i, (key, _, _) in enumerate(prepared):
+            first.setdefault(key, i)
+        unique = sorted(first.values())
         out: list[Completion | None] = [None] * len(reqs)
         bar = None
         show = self.show_progress if self.show_progress is not None else bool(desc)
@@ -228,27 +228,37 @@ class Gateway:
             bar = tqdm(total=len(reqs), desc=desc or self.name, unit="req", leave=False)
 
         def run(i: int) -> None:
-            out[i] = self._one(reqs[i])
+            out[i] = self._one(*prepared[i])
             if bar is not None:
                 bar.update(1)
 
         try:
-            if self.concurrency == 1 or len(reqs) == 1:
-                for i in range(len(reqs)):
+            if self.concurrency == 1 or len(unique) == 1:
+                for i in unique:
                     run(i)
             else:
-                with ThreadPoolExecutor(max_workers=min(self.concurrency, len(reqs))) as ex:
-                    list(ex.map(run, range(len(reqs))))
+                with ThreadPoolExecutor(max_workers=min(self.concurrency, len(unique))) as ex:
+                    list(ex.map(run, unique))
+            for i, (key, _, _) in enumerate(prepared):
+                j = first[key]
+                if j != i:
+                    out[i] = Completion(**copy.deepcopy(asdict(out[j])))
+                    self._count("shared")
+                    self._log(key, out[i], shared=True)
+                    if bar is not None:
+                        bar.update(1)
         finally:
             if bar is not None:
                 bar.close()
         return out  # type: ignore[return-value]
 
-    def _one(self, req: ChatRequest) -> Completion:
+    def _prepare(self, req: ChatRequest) -> tuple[str, list, dict]:
         params = self.sampling(req.params)
         if self.provider == "local" and "seed" not in params:
             params["seed"] = int(req.sample)
-        key = cache_key(self.identity, req.messages, params, req.sample)
+        return cache_key(self.identity, req.messages, params, req.sample), req.messages, params
+
+    def _one(self, key: str, messages: list, params: dict) -> Completion:
         hit = self.cache.get(key)
         if hit is not None:
             c = Completion(**hit)
@@ -256,7 +266,7 @@ class Gateway:
             self._count("cache_hits")
             self._log(key, c)
             return c
-        c = self._call(req.messages, params)
+        c = self._call(messages, params)
         if c.status == "ok":
             self.cache.put(key, {k: v for k, v in asdict(c).items() if k != "cached"})
         else:
@@ -271,20 +281,19 @@ class Gateway:
         kwargs = dict(params)
         want_logprobs = bool(kwargs.get("logprobs"))
         est = sum(len(str(m.get("content", ""))) for m in messages) // 4 + int(kwargs.get("max_tokens") or 0)
-        attempt = 0
+        attempts = 0
         t0 = time.monotonic()
-        while True:
-            attempt += 1
+
+        def send(timeout: float):
+            nonlocal attempts
             self.limiter.acquire(est)
+            attempts += 1
             self._count("requests")
+            if attempts > 1:
+                self._count("retries")
             try:
-                resp = client.chat.completions.create(model=self.cfg.get("api_model"), messages=messages, **kwargs)
-                c = self._parse(resp, want_logprobs)
-                c.latency_s = time.monotonic() - t0
-                c.attempts = attempt
-                c.model = self.name
-                self.limiter.adjust(est, sum(c.usage.values()))
-                return c
+                return client.chat.completions.create(model=self.cfg.get("api_model"), messages=messages,
+                                                      timeout=timeout, **kwargs)
             except openai.AuthenticationError:
                 raise AuthError(
                     f"model {self.name!r}: HTTP 401 unauthorized; check the API key in "
@@ -295,34 +304,43 @@ class Gateway:
                     f"has no access to {self.cfg.get('api_model')!r}", status=403) from None
             except openai.NotFoundError:
                 raise LLMError(
-                    f"model {self.name!r}: HTTP 404; the endpoint {self.base_url} has no model "
+                    f"model {self.name!r}: HTTP 404; the endpoint {self.endpoint} has no model "
                     f"{self.cfg.get('api_model')!r} (fix api_model / base_url in conf/model/{self.name}.yaml)",
                     status=404) from None
-            except (openai.RateLimitError, openai.InternalServerError, openai.APITimeoutError,
-                    openai.APIConnectionError) as e:
-                kind = ("http_429" if isinstance(e, openai.RateLimitError) else
-                        "timeout" if isinstance(e, openai.APITimeoutError) else
-                        "connection" if isinstance(e, openai.APIConnectionError) else "http_5xx")
-                status = getattr(e, "status_code", None)
-                if attempt > self.max_retries:
-                    return Completion(status="error", error_kind=kind, model=self.name, attempts=attempt,
-                                      latency_s=time.monotonic() - t0,
-                                      error=f"{kind} after {attempt} attempts (HTTP {status})" if status else
-                                      f"{kind} after {attempt} attempts")
-                delay = _retry_after(e)
-                if delay is None:
-                    delay = min(self.backoff_max, self.backoff_base * (2 ** (attempt - 1)))
-                    delay *= 0.5 + random.random() * 0.5
-                self._count("retries")
-                time.sleep(delay)
-            except openai.APIStatusError as e:  # 400, 409, 422, ...: not temporary
-                return Completion(status="error", error_kind="bad_request", model=self.name, attempts=attempt,
-                                  latency_s=time.monotonic() - t0,
-                                  error=f"HTTP {e.status_code}: {str(e.message)[:200]}")
-            except Exception as e:  # malformed JSON, unexpected shapes
-                return Completion(status="error", error_kind="malformed", model=self.name, attempts=attempt,
-                                  latency_s=time.monotonic() - t0,
-                                  error=f"unparsable response: {type(e).__name__}")
+            except openai.RateLimitError as e:
+                raise Retryable("http_429", "HTTP 429", wait=retry_after(e.response.headers)) from None
+            except openai.InternalServerError as e:
+                raise Retryable("http_5xx", f"HTTP {e.status_code}", wait=retry_after(e.response.headers)) from None
+            except openai.APITimeoutError:
+                raise Retryable("timeout", f"no answer within {timeout:.1f} s") from None
+            except openai.APIConnectionError as e:
+                if connection_refused(e):
+                    raise Retryable("connection_refused", "connection refused") from None
+                raise Retryable("connection", f"connection failed: {type(e.__cause__ or e).__name__}") from None
+
+        def error(kind: str, message: str) -> Completion:
+            return Completion(status="error", error_kind=kind, model=self.name, attempts=attempts,
+                              latency_s=time.monotonic() - t0, error=mask_urls_in_text(message))
+
+        try:
+            resp = self.policy.call(self.endpoint, send)
+        except GiveUp as g:
+            return error(g.kind, str(g))
+        except LLMError:
+            raise
+        except openai.APIStatusError as e:  # 400, 409, 422, ...: not temporary
+            return error("bad_request", f"HTTP {e.status_code}: {str(e.message)[:200]}")
+        except Exception as e:  # malformed JSON, unexpected shapes
+            return error("malformed", f"unparsable response: {type(e).__name__}")
+        try:
+            c = self._parse(resp, want_logprobs)
+        except Exception as e:
+            return error("malformed", f"unparsable response: {type(e).__name__}")
+        c.latency_s = time.monotonic() - t0
+        c.attempts = attempts
+        c.model = self.name
+        self.limiter.adjust(est, sum(c.usage.values()))
+        return c
 
     @staticmethod
     def _parse(resp, want_logprobs: bool) -> Completion:
@@ -345,16 +363,23 @@ class Gateway:
 
 
 @contextmanager
-def open_gateway(model_cfg, paths=None, *, cache_dir=None, log_path=None, **kwargs) -> Iterator[Gateway]:
+def open_gateway(model_cfg, paths=None, *, cache_dir=None, log_path=None, models_dir=None,
+                 **kwargs) -> Iterator[Gateway]:
     """Open a gateway for a model config; a local server starts on the first uncached call
-    and stops when the block ends."""
-    if paths is None:
-        from ..paths import Paths
+    and stops when the block ends.
 
-        paths = Paths()
+    The caller names the directories: ``cache_dir`` (answer cache), ``log_path`` (call
+    log), ``models_dir`` (assembled model files), or ``paths``, any object with the
+    attributes ``llm_cache``, ``logs`` and ``models`` (a :class:`testleak.paths.Paths`),
+    for those not given. This module does not import the project layout itself."""
+    if paths is None and cache_dir is None:
+        raise TypeError("open_gateway needs cache_dir=... or paths=... (the caller names the directories)")
     cache_dir = Path(cache_dir) if cache_dir else paths.llm_cache
-    log_path = log_path if log_path is not None else paths.logs / "llm_calls.jsonl"
-    gw = Gateway(model_cfg, cache_dir=cache_dir, log_path=log_path, models_dir=paths.models, **kwargs)
+    if log_path is None and paths is not None:
+        log_path = paths.logs / "llm_calls.jsonl"
+    if models_dir is None and paths is not None:
+        models_dir = paths.models
+    gw = Gateway(model_cfg, cache_dir=cache_dir, log_path=log_path, models_dir=models_dir, **kwargs)
     try:
         yield gw
     finally:

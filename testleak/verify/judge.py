@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from ..errors import ConfigError, TestleakError
+from ..library import load_library
+from ..llm import ChatRequest
 from ..privacy import mask, mask_in_text, value_hash
 from . import rules as rules_mod
 
@@ -52,26 +54,8 @@ Reply with JSON only: {{"plausible": true or false, "reason": "<one short senten
 # ----------------------------------------------------------------------------- library
 
 def load_fragments(library_path: str | Path) -> dict[str, list[dict]]:
-    """``{attribute: [fragment entries]}`` of a privacy feature library.
-
-    Uses ``testleak.library.load_library``; falls back to reading the YAML/JSON document
-    directly (format of docs/ARCHITECTURE.md) when that module is unavailable.
-    """
-    try:
-        from ..library import load_library
-    except ImportError:  # pragma: no cover - the library package exists in this repository
-        load_library = None
-    if load_library is not None:
-        lib = load_library(library_path)
-    else:  # pragma: no cover
-        import yaml
-
-        p = Path(library_path)
-        if not p.exists():
-            raise ConfigError(f"library {p} not found: check library.prior in the config")
-        doc = json.loads(p.read_text()) if p.suffix == ".json" else yaml.safe_load(p.read_text())
-        lib = doc.get("attributes", {})
-    return {a: list(v.get("fragments") or []) for a, v in lib.items()}
+    """``{attribute: [fragment entries]}`` of a privacy feature library (:func:`testleak.library.load_library`)."""
+    return {a: list(v.get("fragments") or []) for a, v in load_library(library_path).items()}
 
 
 def pick_examples(fragments: Mapping[str, list[dict]], attribute: str, n: int, seed: int) -> list[str]:
@@ -234,8 +218,6 @@ def judge_candidates(candidates: Iterable[dict], taxonomy, *, mode: str = "both"
         elif mode == "both":
             rec["judge"] = {"ok": None, "reason": "not asked: format rules rejected the value", "status": "skipped"}
     if to_judge:
-        from ..llm import ChatRequest
-
         reqs = []
         for i in to_judge:
             c = cands[i]

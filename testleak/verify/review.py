@@ -3,12 +3,10 @@
 candidate string itself to determine whether it represents real personal information";
 Fig. 2: unverifiable candidates are "Potential" and never counted as confirmed).
 
-- ``testleak review --reviewer NAME [--run RUN]``: :func:`main`, a plain ``input()``/``print``
-  loop (works in any terminal, tmux included). Each in-window candidate is shown masked
-  (``r`` reveals it), with its attribute, judge verdicts and matching corpus lines (masked);
-  labels yes / likely / no / unknown (the CodexLeaks scale, ``notlikely`` folded into no)
-  are appended one by one to ``labels/labels.jsonl``, so quitting and restarting
-  resumes where the reviewer stopped. ``--agreement`` prints Cohen's kappa of two reviewers.
+- Labels yes / likely / no / unknown (the CodexLeaks scale, ``notlikely`` folded into no),
+  appended one by one to ``labels/labels.jsonl`` (:func:`append_label`), the last label of a
+  reviewer winning; :func:`agreement` is Cohen's kappa of two reviewers; :func:`review_queue`
+  is what a reviewer labels. The terminal UI, ``testleak review``, is testleak/cli_review.py.
 - :func:`confirm`: the ``confirmed`` stage's policy. ``both_yes`` (paper: every configured
   reviewer said yes), ``yes_or_likely`` (every reviewer yes or likely) and ``auto`` (in
   window and judge-plausible, for unattended runs). Every record names its policy.
@@ -16,19 +14,16 @@ Fig. 2: unverifiable candidates are "Potential" and never counted as confirmed).
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Iterable, Sequence
 
-from ..errors import ConfigError, DataError, TestleakError
-from ..privacy import mask, mask_in_text
+from ..errors import ConfigError, DataError
+from ..privacy import mask_in_text
 
 LABELS = ("yes", "likely", "no", "unknown")
-KEYS = {"y": "yes", "l": "likely", "n": "no", "u": "unknown"}
 POLICIES = ("both_yes", "yes_or_likely", "auto")
 
 
@@ -137,10 +132,10 @@ def summarize_confirmed(records: list[dict]) -> dict:
             **{s: c.get(s, 0) for s in ("confirmed", "potential", "rejected", "not_in_window")}}
 
 
-# ----------------------------------------------------------------------------- terminal
+# ----------------------------------------------------------------------------- review queue
 
-def _queue(runs: Sequence[str], paths) -> list[tuple[dict, dict, dict | None]]:
-    """In-window (hit, candidate, verdict) triples of the runs, in file order."""
+def review_queue(runs: Sequence[str], paths) -> list[tuple[dict, dict, dict | None]]:
+    """In-window (hit, candidate, verdict) triples of the runs, in file order: what a reviewer labels."""
     from ..records import read_jsonl
 
     out = []
@@ -159,92 +154,13 @@ def _queue(runs: Sequence[str], paths) -> list[tuple[dict, dict, dict | None]]:
     return out
 
 
-def _context_lines(value: str, hit: dict, index_path: Path, n: int = 5) -> list[str]:
+def context_lines(value: str, hit: dict, index_path: Path, n: int = 5, reveal: bool = False) -> list[str]:
+    """Up to ``n`` corpus lines that hold ``value`` (local index; the value masked unless
+    ``reveal``), else the hit's paths."""
     if hit.get("backend") == "local" and index_path.exists():
         from .index import LocalIndex
 
         with LocalIndex(index_path) as ix:
-            return [f"{l['path']}:{l['line']}: {mask_in_text(l['text'], [value])}" for l in ix.lines(value, n)]
+            return [f"{l['path']}:{l['line']}: {l['text'] if reveal else mask_in_text(l['text'], [value])}"
+                    for l in ix.lines(value, n)]
     return [f"{p}" for p in (hit.get("paths") or [])[:n]]
-
-
-def review_loop(queue, reviewer: str, labels_path: Path, index_path: Path,
-                inp: Callable[[str], str] = input, out=sys.stdout) -> dict:
-    done = latest_labels(read_labels(labels_path))
-    todo = [t for t in queue if (t[0]["candidate_id"], reviewer) not in done]
-    stats = {"total": len(queue), "already": len(queue) - len(todo), "labelled": 0, "skipped": 0}
-    p = lambda *a: print(*a, file=out)  # noqa: E731
-    p(f"reviewer {reviewer}: {len(todo)} of {len(queue)} in-window candidates to label "
-      f"({stats['already']} done earlier)")
-    for n, (h, c, v) in enumerate(todo, 1):
-        value = c["value"]
-        revealed = False
-        while True:
-            p("")
-            p(f"[{n}/{len(todo)}] run={h.get('run')} attribute={c['attribute']} id={c['id']}")
-            p(f"  value:   {value if revealed else mask(value)}")
-            if v:
-                p(f"  rules:   {'ok' if v['rules']['ok'] else 'reject'} - {v['rules']['reason']}")
-                j = v["judge"]
-                p(f"  judge:   {j.get('status')} plausible={j.get('ok')} - {j.get('reason', '')}")
-            p(f"  search:  k={h.get('k')} in {len(h.get('repo_ids') or [])} repositories ({h.get('engine')})")
-            for line in _context_lines(value, h, index_path):
-                p(f"    {line if not revealed else line}")
-            try:
-                ans = inp("[y]es [l]ikely [n]o [u]nknown, [r]eveal, [s]kip, [q]uit > ").strip().lower()
-            except EOFError:
-                ans = "q"
-            if ans in ("r", "reveal"):
-                revealed = not revealed
-                continue
-            if ans in ("q", "quit"):
-                p(f"stopped: {stats['labelled']} labelled now; rerun to resume")
-                return stats
-            if ans in ("s", "skip", ""):
-                stats["skipped"] += 1
-                break
-            label = KEYS.get(ans[:1]) if ans not in LABELS else ans
-            if label is None:
-                p(f"  unknown answer {ans!r}: type y, l, n, u, r, s or q")
-                continue
-            append_label(labels_path, c["id"], c.get("value_hash") or h["value_hash"], reviewer, label)
-            stats["labelled"] += 1
-            break
-    p(f"done: {stats['labelled']} labelled, {stats['skipped']} skipped")
-    return stats
-
-
-def main(argv: Sequence[str] | None = None, inp: Callable[[str], str] = input, out=None) -> int:
-    """``testleak review``: label in-window candidates, or report agreement (``--agreement``)."""
-    from ..config import load_params
-    from ..paths import Paths
-
-    out = out or sys.stdout
-    ap = argparse.ArgumentParser(prog="testleak review", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--reviewer", help="your reviewer name (labels are kept per reviewer)")
-    ap.add_argument("--run", action="append", help="run(s) to review (default: every run of the experiment)")
-    ap.add_argument("--labels", help="labels file (default: review.labels_file, labels/labels.jsonl)")
-    ap.add_argument("--agreement", nargs="*", metavar="REVIEWER",
-                    help="print Cohen's kappa of two reviewers (default: review.reviewers) and exit")
-    ap.add_argument("--root", help="project root (default: current directory)")
-    args = ap.parse_args(list(argv) if argv is not None else None)
-    paths = Paths(args.root) if args.root else Paths()
-    try:
-        params = load_params(paths.root / "params.yaml")
-        review_cfg = params.get("review") or {}
-        labels_path = Path(args.labels) if args.labels else paths.root / (review_cfg.get("labels_file") or "labels/labels.jsonl")
-        if args.agreement is not None:
-            revs = args.agreement or list(review_cfg.get("reviewers") or [])
-            res = agreement(read_labels(labels_path), revs)
-            print(json.dumps(res), file=out)
-            return 0
-        if not args.reviewer:
-            raise ConfigError("say who you are: testleak review --reviewer NAME")
-        runs = args.run or list((params.get("experiment") or {}).get("runs") or {})
-        if not runs:
-            raise ConfigError("no runs to review: pass --run RUN or set experiment.runs")
-        review_loop(_queue(runs, paths), args.reviewer, labels_path, paths.index, inp=inp, out=out)
-        return 0
-    except TestleakError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2

@@ -2,7 +2,8 @@
 
 The paper's judge "rejects items with invalid formats or clearly implausible semantics"
 and the final leakage set must "satisfy the attribute-specific structural constraints".
-These deterministic rules implement the structural half with well-kept libraries:
+These deterministic rules implement the structural half with the validators of
+:mod:`testleak.formats` (shared with ExtractPII), which use well-kept libraries:
 email syntax by ``email-validator`` (no DNS), phone validity by ``phonenumbers``, card
 numbers by the Luhn check of ``python-stdnum`` plus issuer prefixes (IIN) and lengths,
 SSN / Chinese resident ID / Aadhaar / IBAN / BIC checksums by ``python-stdnum``, dates of
@@ -17,9 +18,7 @@ raw value.
 
 from __future__ import annotations
 
-import math
 import re
-from collections import Counter
 from datetime import date
 from functools import lru_cache
 from importlib import resources
@@ -28,28 +27,8 @@ from typing import Callable
 import yaml
 
 from ..errors import ConfigError
-
-PHONE_REGIONS = ("US", "CN", "GB", "DE", "IN", "FR", "JP", "CA", "AU")
-
-# Card networks: (name, IIN prefixes or ranges, allowed lengths). From the networks'
-# published IIN tables (ISO/IEC 7812 registrations as listed by the card schemes).
-_CARD_NETWORKS = [
-    ("visa", [("4", "4")], (13, 16, 19)),
-    ("mastercard", [("51", "55"), ("2221", "2720")], (16,)),
-    ("amex", [("34", "34"), ("37", "37")], (15,)),
-    ("discover", [("6011", "6011"), ("644", "649"), ("65", "65"), ("622126", "622925")], (16, 17, 18, 19)),
-    ("jcb", [("3528", "3589")], (16, 17, 18, 19)),
-    ("diners", [("300", "305"), ("36", "36"), ("38", "39")], (14, 15, 16, 17, 18, 19)),
-    ("unionpay", [("62", "62")], (16, 17, 18, 19)),
-    ("maestro", [("50", "50"), ("56", "58"), ("6", "6")], (12, 13, 14, 15, 16, 17, 18, 19)),
-]
-
-_VENDOR_KEY = re.compile(
-    r"^(sk-[A-Za-z0-9_\-]{16,}|sk_(live|test)_[A-Za-z0-9]{16,}|pk_(live|test)_[A-Za-z0-9]{16,}|"
-    r"AKIA[0-9A-Z]{16}|ASIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|"
-    r"xox[abpors]-[A-Za-z0-9\-]{10,}|AIza[0-9A-Za-z_\-]{35}|0x[0-9a-fA-F]{40,64}|"
-    r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*)$", re.S)
-_JWT = re.compile(r"^eyJ[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]*$")
+from ..formats import (BIC_SHAPE, CVV, EXPIRY, HEX64, IBAN_SHAPE, birth_date_error, card_check, char_entropy,
+                       email_error, is_bic, is_iban, is_jwt, national_id, phone_error, phone_region, vendor_key)
 
 
 def _result(ok: bool, reason: str) -> dict:
@@ -74,14 +53,6 @@ def load_placeholders(path: str | None = None) -> dict:
     except (KeyError, TypeError, re.error) as e:
         raise ConfigError(f"placeholder list {path or 'placeholders.yaml'} is malformed ({e}); "
                           f"it needs values, email_domains, test_cards and patterns[{{name, regex}}]") from None
-
-
-def shannon_entropy(s: str) -> float:
-    """Bits per character of the character distribution of ``s``."""
-    if not s:
-        return 0.0
-    n = len(s)
-    return -sum(c / n * math.log2(c / n) for c in Counter(s).values())
 
 
 def _is_repeated(s: str) -> bool:
@@ -137,88 +108,42 @@ def placeholder_reason(value: str, attribute: str | None = None) -> str | None:
 # ---------------------------------------------------------------- per attribute
 
 def _email(v: str) -> dict:
-    from email_validator import EmailNotValidError, validate_email
-
-    try:
-        validate_email(v, check_deliverability=False)
-    except EmailNotValidError as e:
-        return _result(False, f"invalid email syntax: {type(e).__name__}")
-    return _result(True, "valid email syntax")
+    why = email_error(v)
+    return _result(why is None, why or "valid email syntax")
 
 
 def _phone(v: str) -> dict:
-    import phonenumbers
-
-    if not re.fullmatch(r"[\d\s+\-().]{6,25}", v):
-        return _result(False, "not phone-shaped (digits with + - ( ) spaces only)")
-    regions = (None,) if v.strip().startswith("+") else PHONE_REGIONS
-    for r in regions:
-        try:
-            n = phonenumbers.parse(v, r)
-        except phonenumbers.NumberParseException:
-            continue
-        if phonenumbers.is_valid_number(n):
-            return _result(True, f"valid phone number ({phonenumbers.region_code_for_number(n)})")
-    return _result(False, "not a valid phone number in any known numbering plan")
-
-
-def card_network(digits: str) -> str | None:
-    for name, ranges, lengths in _CARD_NETWORKS:
-        if len(digits) not in lengths:
-            continue
-        for lo, hi in ranges:
-            p = digits[: len(lo)]
-            if lo <= p <= hi:
-                return name
-    return None
+    why = phone_error(v)
+    return _result(False, why) if why else _result(True, f"valid phone number ({phone_region(v)})")
 
 
 def _credit_card(v: str) -> dict:
-    from stdnum import luhn
-
     s = v.strip()
-    if re.fullmatch(r"\d{3,4}", s):
+    if CVV.match(s):
         return _result(True, "CVV-shaped")
-    if re.fullmatch(r"(0[1-9]|1[0-2])\s*/\s*(\d{2}|\d{4})", s):
+    if EXPIRY.match(s):
         return _result(True, "expiry-shaped (MM/YY)")
-    if not re.fullmatch(r"[\d\s\-]{12,23}", s):
-        return _result(False, "not a card number (12-19 digits with optional spaces/dashes)")
-    digits = re.sub(r"\D", "", s)
-    if not 12 <= len(digits) <= 19:
-        return _result(False, f"card number with {len(digits)} digits (12-19 expected)")
-    if not luhn.is_valid(digits):
-        return _result(False, "fails the Luhn check")
-    net = card_network(digits)
-    if net is None:
-        return _result(False, "Luhn-valid but no known issuer prefix (IIN) for this length")
-    return _result(True, f"Luhn-valid {net} number")
+    net, why = card_check(s)
+    return _result(net is not None, why)
 
 
 def _identity(v: str) -> dict:
-    from stdnum.cn import ric
-    from stdnum.in_ import aadhaar
-    from stdnum.us import ssn
-
     s = v.strip()
-    if re.fullmatch(r"\d{3}-?\d{2}-?\d{4}", s):
-        return _result(True, "valid US SSN") if ssn.is_valid(s) else _result(False, "SSN-shaped but invalid (stdnum us.ssn)")
-    if re.fullmatch(r"\d{17}[\dXx]", s):
-        return _result(True, "valid Chinese resident ID") if ric.is_valid(s) else _result(False, "RIC-shaped but checksum fails")
-    if re.fullmatch(r"\d{4}\s?\d{4}\s?\d{4}", s):
-        return _result(True, "valid Aadhaar number") if aadhaar.is_valid(s) else _result(False, "Aadhaar-shaped but checksum fails")
+    known = national_id(s)
+    if known:
+        name, short, valid = known
+        return _result(True, f"valid {name}") if valid else _result(False, f"{short}-shaped but invalid")
     if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9\-/ ]{4,22}[A-Za-z0-9]", s) and re.search(r"\d", s):
         return _result(True, "identifier-shaped (letters/digits, 6-24 chars)")
     return _result(False, "not an identity number shape (6-24 letters/digits with at least one digit)")
 
 
 def _bank(v: str) -> dict:
-    from stdnum import bic, iban
-
     s = v.strip()
-    if re.fullmatch(r"[A-Za-z]{2}\d{2}[A-Za-z0-9 ]{10,32}", s):
-        return _result(True, "valid IBAN") if iban.is_valid(s) else _result(False, "IBAN-shaped but checksum fails")
-    if re.fullmatch(r"[A-Z]{6}[A-Z0-9]{2}([A-Z0-9]{3})?", s):
-        return _result(True, "valid BIC") if bic.is_valid(s) else _result(False, "BIC-shaped but invalid")
+    if IBAN_SHAPE.match(s):
+        return _result(True, "valid IBAN") if is_iban(s) else _result(False, "IBAN-shaped but checksum fails")
+    if BIC_SHAPE.match(s):
+        return _result(True, "valid BIC") if is_bic(s) else _result(False, "BIC-shaped but invalid")
     if re.fullmatch(r"[\d\s\-]{6,34}", s):
         n = len(re.sub(r"\D", "", s))
         return _result(6 <= n <= 20, "account/routing number shape" if 6 <= n <= 20 else f"{n} digits is no account number")
@@ -230,26 +155,15 @@ def _bank(v: str) -> dict:
 
 
 def _dob(v: str, today: date | None = None) -> dict:
-    from dateutil import parser
-
-    s = v.strip()
-    if not re.search(r"\d{4}|\b\d{1,2}[/.\-]\d{1,2}[/.\-]\d{2}\b", s):
-        return _result(False, "no year in the date")
-    try:
-        d = parser.parse(s, default=None, fuzzy=False).date()
-    except (ValueError, OverflowError, TypeError, parser.ParserError):
-        return _result(False, "not a parseable calendar date")
-    today = today or date.today()
-    if not date(1900, 1, 1) <= d <= today:
-        return _result(False, "date outside 1900..today")
-    return _result(True, "plausible date of birth")
+    why = birth_date_error(v, today)
+    return _result(why is None, why or "plausible date of birth")
 
 
 def _high_entropy(v: str, min_len: int, min_entropy: float, what: str) -> dict:
     s = v.strip()
-    if _VENDOR_KEY.match(s):
+    if vendor_key(s) or HEX64.match(s):
         return _result(True, f"{what} with a known vendor key format")
-    if _JWT.match(s):
+    if is_jwt(s):
         return _result(True, f"{what} in JWT shape")
     if len(s) < min_len:
         return _result(False, f"{what} too short ({len(s)} < {min_len} chars)")
@@ -257,7 +171,7 @@ def _high_entropy(v: str, min_len: int, min_entropy: float, what: str) -> dict:
         return _result(False, f"{what} contains spaces")
     if len(s.split()) >= 12 and all(w.isalpha() and w.islower() for w in s.split()):
         return _result(True, "mnemonic seed phrase shape (12+ lowercase words)")
-    e = shannon_entropy(s)
+    e = char_entropy(s)
     if e < min_entropy:
         return _result(False, f"low entropy ({e:.2f} < {min_entropy} bits/char)")
     return _result(True, f"high-entropy string ({e:.2f} bits/char, {len(s)} chars)")

@@ -37,7 +37,7 @@ def open_backend(verifier_cfg: Mapping, paths):
 
     gh = dict(verifier_cfg.get("github") or {})
     gh.setdefault("min_query_chars", verifier_cfg.get("min_query_chars", 3))
-    return GitHubSearch(gh, paths.search_cache)
+    return GitHubSearch(gh, paths.search_cache, log_path=paths.logs / "search_calls.jsonl")
 
 
 def window_outcome(k: int | None, window: Mapping) -> str:

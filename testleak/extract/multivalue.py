@@ -1,0 +1,150 @@
+"""Literals that hold many values: a JSON document, an SQL ``INSERT ... VALUES``, a CSV/TSV
+block or multi-line text in one string constant (common in test fixtures).
+
+:func:`split_values` turns such a literal into one :class:`Literal` per value, each bound
+to its own key: the JSON object key (array elements take the key of the array), the SQL
+column (``INSERT INTO t (cols) VALUES (...), (...)``), the CSV/TSV header cell (when the
+first row is a header of names), a ``key: value`` / ``key = value`` line's key; a value
+without a key of its own keeps the key the whole literal is bound to. A PEM block stays
+one value. Spans point at the value inside the literal when the literal is verbatim in
+the source, else at the whole literal.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+
+from ..formats import PEM
+from .literals import Literal
+
+_SQL_INSERT = re.compile(r"\binsert\s+(?:ignore\s+)?into\s+[\w.\"`\[\]]+\s*(?:\((?P<cols>[^()]*)\))?\s*values\s*",
+                         re.I)
+_SQL_TOKEN = re.compile(r"\s*(?:'(?P<s>(?:[^']|'')*)'|(?P<n>[-+]?\d[\w.+-]*)|(?P<null>null|true|false|default)"
+                        r"|(?P<call>\w+\s*\([^()]*\)))\s*(?P<sep>[,)])", re.I)
+_LINE_KV = re.compile(r"^\s*(?P<k>[^\W\d][\w .-]{0,40}?)\s*(?::|=)\s*(?P<v>\S.*?)\s*$")
+_HEADER_CELL = re.compile(r"^[^\W\d][\w .-]{0,40}$")
+_DELIMS = ",\t;|"
+_MAX_VALUES = 2000
+
+
+def _at(lit: Literal, raw: str, cursor: int, value: str) -> tuple[int, int, int]:
+    """Span of ``value`` found in ``raw`` from ``cursor`` (the whole literal if absent)."""
+    verbatim = lit.end - lit.start == len(raw)
+    i = raw.find(value, cursor) if verbatim and value else -1
+    if i < 0:
+        return lit.start, lit.end, cursor
+    return lit.start + i, lit.start + i + len(value), i + len(value)
+
+
+def _json_values(lit: Literal, doc) -> list[Literal]:
+    out: list[Literal] = []
+    cursor = 0
+
+    def walk(node, key):
+        nonlocal cursor
+        if len(out) >= _MAX_VALUES:
+            return
+        if isinstance(node, dict):
+            for k, v in node.items():
+                walk(v, str(k))
+        elif isinstance(node, list):
+            for v in node:
+                walk(v, key)
+        elif isinstance(node, (str, int)) and not isinstance(node, bool):
+            val = str(node)
+            s, e, cursor = _at(lit, lit.value, cursor, val)
+            out.append(Literal(val, key or lit.key, s, e))
+
+    walk(doc, None)
+    return out
+
+
+def _sql_values(lit: Literal, m: re.Match) -> list[Literal]:
+    raw = lit.value
+    cols = [c.strip().strip('"`[]') for c in (m.group("cols") or "").split(",") if c.strip()]
+    out: list[Literal] = []
+    pos = m.end()
+    while pos < len(raw) and len(out) < _MAX_VALUES:
+        op = raw.find("(", pos)
+        if op < 0:
+            break
+        pos, i = op + 1, 0
+        while True:
+            t = _SQL_TOKEN.match(raw, pos)
+            if not t:
+                pos = raw.find(")", pos) + 1 or len(raw)
+                break
+            val = t.group("s").replace("''", "'") if t.group("s") is not None else t.group("n")
+            if val is not None:
+                s, e = (lit.start + t.start("s"), lit.start + t.end("s")) if t.group("s") is not None and \
+                    lit.end - lit.start == len(raw) and "''" not in t.group("s") else (lit.start, lit.end)
+                if t.group("n") is not None and lit.end - lit.start == len(raw):
+                    s, e = lit.start + t.start("n"), lit.start + t.end("n")
+                out.append(Literal(val, cols[i] if i < len(cols) else lit.key, s, e))
+            i += 1
+            pos = t.end()
+            if t.group("sep") == ")":
+                break
+    return out
+
+
+def _table_values(lit: Literal, lines: list[str]) -> list[Literal] | None:
+    """Rows of a CSV/TSV block (every line with the same number >= 1 of one delimiter)."""
+    for d in _DELIMS:
+        counts = {ln.count(d) for ln in lines}
+        if len(counts) == 1 and counts != {0}:
+            break
+    else:
+        return None
+    rows = list(csv.reader(io.StringIO("\n".join(lines)), delimiter=d, skipinitialspace=True))
+    header = rows[0]
+    keys = [h.strip() for h in header] if all(_HEADER_CELL.match(h.strip() or "0") for h in header) else None
+    out: list[Literal] = []
+    cursor = 0
+    for row in rows[1:] if keys else rows:
+        for j, cell in enumerate(row):
+            val = cell.strip()
+            if not val:
+                continue
+            s, e, cursor = _at(lit, lit.value, cursor, val)
+            out.append(Literal(val, keys[j] if keys and j < len(keys) else lit.key, s, e))
+    return out
+
+
+def _line_values(lit: Literal, lines: list[str]) -> list[Literal]:
+    out: list[Literal] = []
+    cursor = 0
+    for ln in lines:
+        m = _LINE_KV.match(ln)
+        key, val = (m.group("k").strip(), m.group("v")) if m else (lit.key, ln.strip())
+        s, e, cursor = _at(lit, lit.value, cursor, val)
+        out.append(Literal(val, key, s, e))
+    return out
+
+
+def split_values(lit: Literal) -> list[Literal] | None:
+    """The values a literal holds when it holds many (module docstring), else None."""
+    raw = lit.value
+    s = raw.strip()
+    if len(s) < 5:
+        return None
+    if s[0] in "{[" and s[-1] in "}]":
+        try:
+            doc = json.loads(s)
+        except ValueError:
+            doc = None
+        if isinstance(doc, (dict, list)):
+            return _json_values(lit, doc)
+    if "values" in s[:4000].lower():
+        m = _SQL_INSERT.search(raw)
+        if m:
+            return _sql_values(lit, m)
+    if "\n" not in s or ("PRIVATE KEY" in s and PEM.search(s)):
+        return None
+    lines = [ln for ln in s.splitlines() if ln.strip()][:_MAX_VALUES]
+    if len(lines) < 2:
+        return None
+    return _table_values(lit, lines) or _line_values(lit, lines)

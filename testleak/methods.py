@@ -1,0 +1,114 @@
+"""The method registry: every elicitation method registers here, by name, in one place.
+
+A *method* turns a run's inputs into ``response/1`` records that the unchanged per-run chain
+(ExtractPII -> judge -> corpus search -> review, :mod:`testleak.pipeline`) consumes:
+
+- ``ours``        the paper's two-turn code + test generation (:mod:`testleak.elicit`)
+- ``codexleaks``  CodexLeaks (Niu et al. 2023, :mod:`testleak.baselines.codexleaks`)
+- ``codebreaker`` Codebreaker (Han et al. 2025, :mod:`testleak.baselines.codebreaker`)
+
+Stages and the canary calibration look methods up with :func:`get` (an unknown name fails
+listing the known ones). To add a method, write ``elicit_<name>(inputs: RunInputs) ->
+Iterable[dict]`` in its own module (it yields one response record per LLM response, each with
+``id``, ``method``, ``status`` in :data:`STATUSES`, ``prompt_text`` and ``tests_text``) and add one
+:func:`register` line at the bottom of this file.
+
+This module is also the one home of the response statuses (:data:`STATUSES`) and their counts
+(:func:`summarize`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Iterator, Mapping
+
+from .baselines import run_codebreaker, run_codexleaks
+from .config import select
+from .elicit.responses import ElicitSettings, elicit, questions_for_run
+from .taxonomy import Taxonomy
+
+#: The status of every response record: ``ok`` (an answer to scan), ``refused`` (the model
+#: declined), ``no_code`` (no code block / no unit handling a privacy field), ``error``
+#: (the LLM call failed after retries). Nothing is dropped: every failure is a counted record.
+STATUSES = ("ok", "refused", "no_code", "error")
+
+
+@dataclass(frozen=True)
+class RunInputs:
+    """What a method receives for one run."""
+    params: Mapping                       # the composed params (plain dict)
+    settings: ElicitSettings              # the run's resolved settings (method, round, seed, ablation)
+    taxonomy: Taxonomy
+    gateway: Any                          # an open testleak.llm gateway for the model under test
+    questions: list[dict] | None = None   # scenario questions (when Method.wants_questions)
+    library: Mapping | None = None        # the run's privacy feature library (when Method.wants_library)
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    elicit: Callable[[RunInputs], Iterable[dict]]
+    wants_questions: Callable[[ElicitSettings], bool]
+    wants_library: Callable[[ElicitSettings], bool]
+    doc: str = ""
+
+
+_REGISTRY: dict[str, Method] = {}
+
+
+def register(name: str, elicit_fn: Callable[[RunInputs], Iterable[dict]], *,
+             wants_questions: Callable[[ElicitSettings], bool] = lambda s: False,
+             wants_library: Callable[[ElicitSettings], bool] = lambda s: False, doc: str = "") -> Method:
+    """Register method ``name`` (a second registration of the same name is a bug)."""
+    if name in _REGISTRY:
+        raise ValueError(f"method {name!r} is registered twice")
+    m = _REGISTRY[name] = Method(name, elicit_fn, wants_questions, wants_library, doc)
+    return m
+
+
+def get(name: str) -> Method:
+    """The registered method ``name``; an unknown name fails listing the known ones."""
+    return _REGISTRY[select(None, str(name), list(_REGISTRY), "method")]
+
+
+def names() -> tuple[str, ...]:
+    return tuple(_REGISTRY)
+
+
+def summarize(records: Iterable[Mapping]) -> dict:
+    """Counts of response records by status (no raw values), for logs and stats."""
+    out = {"responses": 0, **{s: 0 for s in STATUSES}}
+    for r in records:
+        s = r.get("status", "error")
+        out["responses"] += 1
+        out[s] = out.get(s, 0) + 1
+    return out
+
+
+# ------------------------------------------------------------------------- the built-in methods
+
+def elicit_ours(inp: RunInputs) -> Iterator[dict]:
+    s = inp.settings
+    exp = inp.params["experiment"]
+    qs = questions_for_run(s, inp.questions, inp.taxonomy, exp["scenarios"], int(exp["questions_per_scenario"]))
+    return elicit(qs, s, inp.taxonomy, inp.gateway, inp.library if s.library_hints else None)
+
+
+def _baseline(runner) -> Callable[[RunInputs], Iterator[dict]]:
+    def run(inp: RunInputs) -> Iterator[dict]:
+        s = inp.settings
+        budget = int((inp.params["experiment"] or {}).get("baseline_budget") or 0)
+        for r in runner(inp.params, inp.gateway, inp.taxonomy, budget, s.seed, run_round=s.round):
+            yield {**r, "run": s.run}
+    run.__name__ = f"elicit_{runner.__name__.removeprefix('run_')}"
+    return run
+
+
+register("ours", elicit_ours, wants_questions=lambda s: s.scenario_questions,
+         wants_library=lambda s: s.library_hints,
+         doc="scenario questions -> code turn -> G(c) -> test turn with library hints (paper Sec. 4)")
+register("codexleaks", _baseline(run_codexleaks), doc="CodexLeaks templates, perplexity ranking (Niu et al. 2023)")
+register("codebreaker", _baseline(run_codebreaker), doc="Codebreaker seeds, MI selection, mutation (Han et al. 2025)")
+
+#: The registered method names, in registration order.
+METHODS = names()

@@ -1,0 +1,237 @@
+"""The per-run chain: responses -> candidates -> judged -> verified -> confirmed (paper Fig. 2).
+
+One library function per stage, each taking the composed params (a plain dict), the run name
+and the records of the stages before, and returning ``(records, stats)``; stats hold counts
+only (no raw values). The DVC stages (``stages/<stage>.py``) are thin wrappers around exactly
+one of them; :func:`run_chain` chains the same functions in memory for the canary
+calibration (``testleak.canary.pipeline``). Inputs that come from files (questions, the run's
+library, the judge's examples, labels) are read by :func:`method_inputs`,
+:func:`judge_fragments` and :func:`review_labels`, so that both callers read them alike.
+
+Artifacts: :func:`write_artifact` writes a stage's records (tagged with their schema) to
+``Paths.records(stage, run)`` and its stats to ``Paths.stats(stage, run)``.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager, nullcontext
+from typing import Any, Iterable, Iterator, Mapping
+
+from . import methods
+from .config import run_spec
+from .errors import ConfigError
+from .elicit.responses import ElicitSettings
+from .extract import candidates_from_responses
+from .extract.core import response_text
+from .library import load_library
+from .library.clustering import get_encoder
+from .library.division import get_scorer
+from .library.figures import division_scores_figure, embedding_figure
+from .library.rounds import build_round, leak_instances
+from .llm import open_gateway
+from .paths import RUN_STAGES, Paths
+from .records import read_jsonl, write_json, write_jsonl
+from .taxonomy import Taxonomy
+from .verify.judge import judge_candidates, judge_mode, load_fragments, summarize as summarize_verdicts
+from .verify.review import agreement, confirm, read_labels, summarize_confirmed
+from .verify.search import open_backend, summarize_hits, verify_candidates
+
+DEFAULT_WINDOW = {"min": 1, "max": 100}
+
+
+# ------------------------------------------------------------------------------- artifacts
+
+def write_artifact(paths: Paths, stage: str, run: str, records: Iterable[dict], stats: Mapping | None = None) -> int:
+    """Write a per-run stage's records (schema-tagged, atomic) and, when given, its stats."""
+    n = write_jsonl(paths.records(stage, run), records, kind=RUN_STAGES[stage])
+    if stats is not None:
+        write_json(paths.stats(stage, run), dict(stats))
+    return n
+
+
+def read_artifact(paths: Paths, stage: str, run: str) -> list[dict]:
+    """A per-run stage's records, checked against their schema."""
+    return read_jsonl(paths.records(stage, run), kind=RUN_STAGES[stage])
+
+
+def write_library(paths: Paths, params: Mapping, run: str, doc: dict, divisions: list[dict], stats: Mapping) -> dict:
+    """The library stage's artifacts: data/library/RUN.json (raw values: data/ only), its
+    division records and stats (counts only), and the division/embedding figures (no strings
+    drawn). Returns the public stats."""
+    write_json(paths.library(run), doc)
+    write_jsonl(paths.library_divisions(run), divisions, kind="library")
+    pub = {k: v for k, v in stats.items() if not k.startswith("_")}
+    write_json(paths.library_stats(run), pub)
+    division_scores_figure(divisions, paths.figures / f"{run}_division_scores.png")
+    proj = (params["library"].get("figures") or {}).get("projection", "pca")
+    for kind in ("fragments", "templates"):
+        cl = stats["_clusters"].get(kind) or {}
+        items = cl.get("items") or []
+        embedding_figure(cl.get("embeddings"), [i["attribute"] for i in items], paths.figures / f"{run}_embeddings_{kind}.png",
+                         f"{run}: {kind} (Λ{'frag' if kind == 'fragments' else 'tmp'}) by attribute", proj)
+    return pub
+
+
+# ------------------------------------------------------------------------------- inputs
+
+def method_inputs(params: Mapping, paths: Paths, run: str,
+                  questions_path=None) -> tuple[list[dict] | None, dict | None]:
+    """(questions, library) of a run, read only when its method uses them; the questions from
+    ``questions_path`` (default: the questions stage's output)."""
+    settings = ElicitSettings.from_params(params, run)
+    m = methods.get(settings.method)
+    questions = (read_jsonl(questions_path or paths.questions, kind="question")
+                 if m.wants_questions(settings) else None)
+    library = load_library(paths.library(settings.library)) if m.wants_library(settings) else None
+    return questions, library
+
+
+def judge_fragments(params: Mapping, paths: Paths) -> dict:
+    """The judge's few-shot examples: fragments of the prior library (``library.prior``)."""
+    return load_fragments(paths.library((params.get("library") or {}).get("prior") or "prior"))
+
+
+def review_labels(params: Mapping, paths: Paths) -> list[dict]:
+    """The reviewers' labels (``review.labels_file``; none yet = empty). The file must lie in
+    labels/, the directory the confirmed stages depend on (dvc.yaml), so a new label reruns them."""
+    name = (params.get("review") or {}).get("labels_file") or "labels/labels.jsonl"
+    p = paths.root / name
+    if not p.resolve().is_relative_to(paths.labels_dir.resolve()):
+        raise ConfigError(f"review.labels_file={name!r} is outside {paths.labels_dir.name}/, the directory the "
+                          f"confirmed stages depend on: put the labels file under {paths.labels_dir.name}/")
+    return read_labels(p)
+
+
+@contextmanager
+def judge_gateway(params: Mapping, paths: Paths) -> Iterator[Any]:
+    """The judge LLM's gateway, or None when ``verifier.judge_mode`` is ``rules``."""
+    if judge_mode(params.get("verifier") or {}) == "rules":
+        with nullcontext(None) as gw:
+            yield gw
+    else:
+        with open_gateway(params["judge"], paths=paths) as gw:
+            yield gw
+
+
+# ------------------------------------------------------------------------------- the stages
+
+def responses(params: Mapping, run: str, gateway, questions: list[dict] | None = None,
+              library: Mapping | None = None) -> tuple[list[dict], dict]:
+    """The run's method (looked up in :mod:`testleak.methods`) against the model under test."""
+    settings = ElicitSettings.from_params(params, run)
+    m = methods.get(settings.method)
+    inp = methods.RunInputs(params, settings, Taxonomy.from_config(params), gateway, questions, library)
+    recs = list(m.elicit(inp))
+    return recs, {"run": run, "method": m.name, "variant": settings.variant, **methods.summarize(recs)}
+
+
+def candidates(params: Mapping, run: str, responses: Iterable[dict]) -> tuple[list[dict], dict]:
+    """ExtractPII over the responses (deterministic)."""
+    cands, stats = candidates_from_responses(responses, Taxonomy.from_config(params))
+    return cands, {"run": run, **stats}
+
+
+def judged(params: Mapping, run: str, candidates: Iterable[dict], gateway, fragments: Mapping) -> tuple[list[dict], dict]:
+    """Format rules and/or the judge LLM (``verifier.judge_mode``: rules | judge | both)."""
+    ver = params.get("verifier") or {}
+    mode = judge_mode(ver)
+    jcfg = ver.get("judge") or {}
+    verdicts = judge_candidates(candidates, Taxonomy.from_config(params), mode=mode, gateway=gateway,
+                                fragments=fragments, n_examples=int(jcfg.get("examples", 3)),
+                                seed=int(params.get("seed", 0)), sampling=jcfg.get("sampling") or {}, run=run)
+    stats = {"run": run, "mode": mode, "judge_model": (params.get("judge") or {}).get("name"), **summarize_verdicts(verdicts)}
+    return verdicts, stats
+
+
+def verified(params: Mapping, run: str, verdicts: Iterable[dict], candidates: Iterable[dict],
+             backend) -> tuple[list[dict], dict]:
+    """Corpus search of the judge-kept candidates and the hit window (``verifier.window``)."""
+    ver = params.get("verifier") or {}
+    window = ver.get("window") or DEFAULT_WINDOW
+    name = ver.get("backend", "local")
+    hits = verify_candidates(verdicts, candidates, backend, window, name)
+    stats = {"run": run, "backend": name, "engine": backend.engine, "window": window, **summarize_hits(hits)}
+    if hasattr(backend, "stats"):
+        stats["search_stats"] = dict(backend.stats)
+    return hits, stats
+
+
+def confirmed(params: Mapping, run: str, hits: list[dict], verdicts: Iterable[dict],
+              labels: list[dict]) -> tuple[list[dict], dict]:
+    """The review policy (``review.policy``: auto | both_yes | yes_or_likely) over the hits."""
+    rev = params.get("review") or {}
+    policy = rev.get("policy", "auto")
+    reviewers = list(rev.get("reviewers") or [])
+    recs = confirm(hits, verdicts, labels, policy, reviewers)
+    stats = {"run": run, **summarize_confirmed(recs), "policy": policy, "reviewers": reviewers}
+    if len(reviewers) == 2:
+        ids = {h["candidate_id"] for h in hits}
+        stats["agreement"] = agreement([lb for lb in labels if lb["candidate_id"] in ids], reviewers)
+    return recs, stats
+
+
+# ------------------------------------------------------------------------------- next round
+
+class _Lazy:
+    """Load the scorer / encoder only when there is something to score (model loads are slow)."""
+
+    def __init__(self, factory, name="?"):
+        self._f, self._o, self.name = factory, None, name
+
+    def __getattr__(self, k):
+        if self._o is None:
+            self._o = self._f()
+        return getattr(self._o, k)
+
+
+def library_round(params: Mapping, run: str, base: Mapping, confirmed: list[dict], candidates: Iterable[dict],
+                  responses: Iterable[dict], models_dir) -> tuple[dict, list[dict], dict]:
+    """The privacy feature library of the next round (paper Sec. 5): division and clustering of
+    the run's confirmed leaks, merged into ``base``. Returns (library document, division
+    records incl. the instances that could not be divided, stats); the stats' ``_clusters``
+    hold the embeddings for the figures (not written)."""
+    lib_cfg = params["library"]
+    div = lib_cfg["division"]
+    slots = {a.key: a.slot for a in Taxonomy.from_config(params).attributes.values()}
+    cands = {c["id"]: c for c in candidates}
+    resps = {r["id"]: r for r in responses}
+    inst, counts = leak_instances(confirmed, cands, resps, response_text, int(div.get("context_lines", 3)),
+                                  int(div.get("max_chars", 240)))
+    others: dict = {}  # other confirmed values of the same response, slotted out of its context
+    for c in confirmed:
+        cand = cands.get(c.get("candidate_id")) or {}
+        if c.get("status") == "confirmed" and cand.get("value"):
+            others.setdefault(cand.get("response_id"), []).append((cand["value"], slots.get(cand["attribute"], "<VALUE>")))
+    scorer = _Lazy(lambda: get_scorer(div, models_dir), div.get("scorer"))
+    encoder = _Lazy(lambda: get_encoder(lib_cfg["clustering"], div.get("mlm_path")))
+    doc, divisions, stats = build_round(inst, base, scorer, encoder, slots, div, lib_cfg["clustering"], run, others)
+    divisions = [*divisions, *[i for i in inst if i["status"] != "ok"]]
+    stats = {**stats, "instances_by_status": dict(counts)}
+    return doc, divisions, stats
+
+
+# ------------------------------------------------------------------------------- the chain
+
+def run_chain(params: Mapping, paths: Paths, run: str, backend, questions: list[dict] | None = None,
+              library: Mapping | None = None, labels: list[dict] | None = None) -> dict:
+    """Every per-run stage for ``run`` in order, writing each stage's artifact as the DVC stage
+    would; ``backend`` is the open search backend. Returns the stats of every stage."""
+    run_spec(params, run)
+    out: dict[str, dict] = {}
+    with open_gateway(params["model"], paths=paths) as gw:
+        resps, out["responses"] = responses(params, run, gw, questions, library)
+    write_artifact(paths, "responses", run, resps, out["responses"])
+    cands, out["candidates"] = candidates(params, run, resps)
+    write_artifact(paths, "candidates", run, cands, out["candidates"])
+    with judge_gateway(params, paths) as jgw:
+        verdicts, out["judged"] = judged(params, run, cands, jgw, judge_fragments(params, paths))
+    write_artifact(paths, "judged", run, verdicts, out["judged"])
+    hits, out["verified"] = verified(params, run, verdicts, cands, backend)
+    write_artifact(paths, "verified", run, hits, out["verified"])
+    recs, out["confirmed"] = confirmed(params, run, hits, verdicts, labels if labels is not None else [])
+    write_artifact(paths, "confirmed", run, recs, out["confirmed"])
+    return out
+
+
+__all__ = ["write_artifact", "read_artifact", "method_inputs", "judge_fragments", "review_labels", "judge_gateway",
+           "open_backend", "responses", "candidates", "judged", "verified", "confirmed", "run_chain"]

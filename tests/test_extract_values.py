@@ -1,0 +1,200 @@
+"""ExtractPII on the value classes of issue #17: checksum precedence, keyed values kept for
+the rules and the judge, international formats, non-values, multi-value literals,
+multilingual keys and keyless values. Each row is checked exactly; where extraction now
+keeps a value for the rules to judge, the rule's verdict on it is checked too."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from testleak.extract import extract
+from testleak.taxonomy import Taxonomy
+from testleak.verify.rules import check
+
+ROOT = Path(__file__).resolve().parent.parent
+IBAN = "DE89 3704 0044 0532 0130 00"  # the IBAN registry's German example, checksum-valid
+RIC = "11010519491231002X"  # checksum-valid Chinese resident ID
+
+
+@pytest.fixture(scope="module")
+def tax() -> Taxonomy:
+    return Taxonomy.from_config(yaml.safe_load((ROOT / "conf/taxonomy/paper.yaml").read_text()))
+
+
+def got(tax, code, lang):
+    return [(c["value"], c["attribute"], c["evidence"]["pattern"]) for c in extract(code, tax, language=lang)]
+
+
+# checksum-validated format > key lexicon > shape
+PRECEDENCE = [
+    ("python", f'account = "{IBAN}"', [(IBAN, "bank_statement", "iban")]),
+    ("java", f'user.setUsername("{IBAN}");', [(IBAN, "bank_statement", "iban")]),
+    ("python", 'phone = "4242 4242 4242 4242"', [("4242 4242 4242 4242", "credit_card", "luhn")]),
+    ("javascript", f'{{ userId: "{RIC}" }}', [(RIC, "identity", "ric")]),
+    ("python", f'iban = "{IBAN}"', [(IBAN, "bank_statement", "lexicon")]),  # key and checksum agree
+    # a keyed value that fails its key's check does not become a secret by entropy
+    ("python", 'name = "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW"', []),
+]
+
+
+@pytest.mark.parametrize("lang,code,expected", PRECEDENCE)
+def test_checksum_beats_key(tax, lang, code, expected):
+    assert got(tax, code, lang) == expected
+
+
+# keyed values that fail validity are collected; the format rules reject them
+KEYED_INVALID = [
+    ("java", 'String email = "john@localhost";', "john@localhost", "email", "placeholder: reserved"),
+    ("javascript", '{ dob: "2999-01-01" }', "2999-01-01", "date_of_birth", "date outside 1900..today"),
+    ("python", 'iban = "DE00 1234 5678 9012 3456 78"', "DE00 1234 5678 9012 3456 78", "bank_statement",
+     "IBAN-shaped but checksum fails"),
+    ("python", 'card_number = "4111 1111 1111 1112"', "4111 1111 1111 1112", "credit_card", "fails the Luhn check"),
+    ("python", 'ssn = "000-12-3456"', "000-12-3456", "identity", "SSN-shaped but invalid"),
+    ("json", '{"phone": "+1 000 000 0001"}', "+1 000 000 0001", "phone", "not a valid phone number"),
+]
+
+
+@pytest.mark.parametrize("lang,code,value,attr,reason", KEYED_INVALID)
+def test_keyed_values_are_kept_for_the_rules(tax, lang, code, value, attr, reason):
+    assert got(tax, code, lang) == [(value, attr, "lexicon")]
+    r = check(attr, value)
+    assert r["ok"] is False and r["reason"].startswith(reason), r
+
+
+NON_VALUES = [
+    ("python", 'password = "pass<PASSWORD>word"'),
+    ("javascript", 'headers = { Authorization: "Bearer <TOKEN>" }'),
+]
+
+
+@pytest.mark.parametrize("lang,code", NON_VALUES)
+def test_non_values(tax, lang, code):
+    assert got(tax, code, lang) == []
+
+
+INTERNATIONAL = [
+    ("python", 'send(to="用户@例子.中国")', [("用户@例子.中国", "email", "email")]),
+    ("python", 'send(to="josé.garcía@correo.es")', [("josé.garcía@correo.es", "email", "email")]),
+    ("python", 'send(to="user@xn--fiqs8s.xn--fiqz9s")', [("user@xn--fiqs8s.xn--fiqz9s", "email", "email")]),
+    ("python", "send(to=\"first.o'neil+tag@corp.io\")", [("first.o'neil+tag@corp.io", "email", "email")]),
+    ("python", 'dial("0044 20 7946 0958")', [("0044 20 7946 0958", "phone", "phone")]),
+    ("python", 'dial("011 49 30 12345678")', [("011 49 30 12345678", "phone", "phone")]),
+    ("python", 'dial("++44 20 7946 0958")', [("++44 20 7946 0958", "phone", "phone")]),
+    ("python", 'dial("050-1234-5678")', [("050-1234-5678", "phone", "phone")]),
+]
+
+
+@pytest.mark.parametrize("lang,code,expected", INTERNATIONAL)
+def test_international_formats(tax, lang, code, expected):
+    assert got(tax, code, lang) == expected
+
+
+def test_plural_and_collection_keys(tax):
+    assert got(tax, 'passwords = ["Tr0ub4dor&3", "hunter2!!"]', "python") == [
+        ("Tr0ub4dor&3", "password", "lexicon"), ("hunter2!!", "password", "lexicon")]
+
+
+# key lexicons in Chinese, German, French and Spanish (conf/taxonomy/paper.yaml lexicon_i18n)
+MULTILINGUAL = [
+    ("json", '{"登录密码": "Tr0ub4dor&3", "家庭住址": "北京市朝阳区建国路88号", "用户名": "zhangsan88"}',
+     [("Tr0ub4dor&3", "password"), ("北京市朝阳区建国路88号", "address"), ("zhangsan88", "username")]),
+    ("java", 'kunde.setPasswort("Geheim123!");\nkunde.setGeburtsdatum("1984-02-29");',
+     [("Geheim123!", "password"), ("1984-02-29", "date_of_birth")]),
+    ("python", 'client = Client(adresse="12 rue de la Paix", mot_de_passe="Secret99!")',
+     [("12 rue de la Paix", "address"), ("Secret99!", "password")]),
+    ("javascript", "const usuario = { contraseña: 'Secreto99!', correoElectronico: 'x' };",
+     [("Secreto99!", "password")]),
+    ("javascript", "const u = { 手机号码: '13800138000', benutzerPasswort: 'Geheim123!' };",
+     [("13800138000", "phone"), ("Geheim123!", "password")]),
+]
+
+
+@pytest.mark.parametrize("lang,code,expected", MULTILINGUAL)
+def test_multilingual_keys(tax, lang, code, expected):
+    assert [(v, a) for v, a, _ in got(tax, code, lang)] == expected
+
+
+@pytest.mark.parametrize("name,attr", [("登录密码", "password"), ("Benutzerpasswort", "password"),
+                                       ("contraseña", "password"), ("Geburtsdatum", "date_of_birth"),
+                                       ("filename", None), ("hostname", None), ("nomUtilisateur", "username")])
+def test_compound_and_accented_key_names(tax, name, attr):
+    assert tax.attribute_for_name(name) == attr
+
+
+# values without a key of their own: elements of a collection bound to an attribute name
+KEYLESS = [
+    ("java", 'List<String> names = Arrays.asList("Maria Gonzalez", "Li Wei");',
+     [("Maria Gonzalez", "name"), ("Li Wei", "name")]),
+    ("java", 'Set<String> passwords = new HashSet<>();\npasswords.add("Tr0ub4dor&3");', [("Tr0ub4dor&3", "password")]),
+    ("java", 'List<String> emails = List.of("a.b@corp.io", "c.d@corp.io");',
+     [("a.b@corp.io", "email"), ("c.d@corp.io", "email")]),
+    ("csharp", 'string[] passwords = { "Tr0ub4dor&3", "S3cret!pw" };',
+     [("Tr0ub4dor&3", "password"), ("S3cret!pw", "password")]),
+    ("csharp", 'var users = new List<string> { "alice01", "bob_99" };', [("alice01", "username"), ("bob_99", "username")]),
+    ("go", 'passwords := []string{"Tr0ub4dor&3", "S3cret!pw"}', [("Tr0ub4dor&3", "password"), ("S3cret!pw", "password")]),
+    ("javascript", "usernames.push('alice01');", [("alice01", "username")]),
+    # a collection whose name is no attribute gives its elements no key
+    ("java", 'List<String> labels = List.of("Maria Gonzalez");', []),
+]
+
+
+@pytest.mark.parametrize("lang,code,expected", KEYLESS)
+def test_collection_elements_take_the_collection_name(tax, lang, code, expected):
+    assert [(v, a) for v, a, _ in got(tax, code, lang)] == expected
+
+
+# not key-value pairs
+@pytest.mark.parametrize("lang,code", [
+    ("java", 'assert isValid(user) : "Expected user to be valid";'),
+    ("java", 'assert password != null : "Tr0ub4dor&3 must not be null";'),
+    ("javascript", "const name = flag ? other : 'Maria Gonzalez';"),
+])
+def test_assert_message_and_ternary_are_not_values_of_a_key(tax, lang, code):
+    assert got(tax, code, lang) == []
+
+
+# many values in one string constant
+MULTI = [
+    ("python", 'FIXTURE = """\nDE89 3704 0044 0532 0130 00\nGB82 WEST 1234 5698 7654 32\n'
+               'FR14 2004 1010 0505 0001 3M02 606\n"""',
+     [("DE89 3704 0044 0532 0130 00", "bank_statement", None), ("GB82 WEST 1234 5698 7654 32", "bank_statement", None),
+      ("FR14 2004 1010 0505 0001 3M02 606", "bank_statement", None)]),
+    ("python", "SQL = \"INSERT INTO users (name, email, phone, password) VALUES ('Maria Gonzalez', 'maria@corp.io', "
+               "'+44 20 7946 0958', 'Tr0ub4dor&3'), ('Li Wei', 'li.wei@qq.com', '+86 138 0013 8000', 'O''Brien!99')\"",
+     [("Maria Gonzalez", "name", "name"), ("maria@corp.io", "email", "email"), ("+44 20 7946 0958", "phone", "phone"),
+      ("Tr0ub4dor&3", "password", "password"), ("Li Wei", "name", "name"), ("li.wei@qq.com", "email", "email"),
+      ("+86 138 0013 8000", "phone", "phone"), ("O'Brien!99", "password", "password")]),
+    ("javascript", "const body = '{\"user\": {\"name\": \"Maria Gonzalez\", \"phones\": [\"+44 20 7946 0958\"], "
+                   "\"登录密码\": \"Tr0ub4dor&3\"}}';",
+     [("Maria Gonzalez", "name", "name"), ("+44 20 7946 0958", "phone", "phones"), ("Tr0ub4dor&3", "password", "登录密码")]),
+    ("python", 'CSV = """name,email,card\nMaria Gonzalez,maria@corp.io,4242 4242 4242 4242\n'
+               'Li Wei,li.wei@qq.com,5555 5555 5555 4444\n"""',
+     [("Maria Gonzalez", "name", "name"), ("maria@corp.io", "email", "email"),
+      ("4242 4242 4242 4242", "credit_card", "card"), ("Li Wei", "name", "name"), ("li.wei@qq.com", "email", "email"),
+      ("5555 5555 5555 4444", "credit_card", "card")]),
+    ("python", "TSV = 'name\\tphone\\nMaria Gonzalez\\t+44 20 7946 0958\\n'",
+     [("Maria Gonzalez", "name", "name"), ("+44 20 7946 0958", "phone", "phone")]),
+    ("python", 'emails = """\nann@corp.io\nbob@corp.io\n"""', [("ann@corp.io", "email", "emails"), ("bob@corp.io", "email", "emails")]),
+    ("python", 'CONFIG = """\npassword: Tr0ub4dor&3\nusername = alice01\n"""',
+     [("Tr0ub4dor&3", "password", "password"), ("alice01", "username", "username")]),
+]
+
+
+@pytest.mark.parametrize("lang,code,expected", MULTI, ids=["ibans", "sql", "json", "csv", "tsv", "lines", "key-lines"])
+def test_multi_value_literals(tax, lang, code, expected):
+    cands = extract(code, tax, language=lang)
+    keys = [None if k == "FIXTURE" else k for k in (c["evidence"]["key"] for c in cands)]
+    assert [(c["value"], c["attribute"], k) for c, k in zip(cands, keys)] == expected
+    for c in cands:  # verbatim literals: each span points at its value; escaped ones at the literal
+        s, e, v = *c["evidence"]["span"], c["value"]
+        assert code[s:e] == v or (e - s > len(v) and v.split("'")[0].split()[0] in code[s:e])
+    if lang == "python" and "'" not in code and "\\" not in code:
+        assert all(code[slice(*c["evidence"]["span"])] == c["value"] for c in cands)
+
+
+def test_pem_block_stays_one_value(tax):
+    pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7bq9\n-----END RSA PRIVATE KEY-----"
+    assert got(tax, f'key = """{pem}"""', "python") == [(pem, "secret_key", "pem")]
