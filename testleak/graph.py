@@ -20,7 +20,7 @@ regenerating it. Paths below are therefore built with the DVC placeholders ``${k
 ``${item.library}`` (the run's input library) as run names.
 
 Not artifacts (never deps or outs; the graph test ignores them): params.yaml (read through
-``load_params`` and checked key by key), the caches under $TESTLEAK_CACHE (LLM answers, search
+``testleak.stage.read_params`` and checked key by key), the caches under $TESTLEAK_CACHE (LLM answers, search
 answers, models: keyed by their full request), and logs/ (call logs with timestamps).
 
 The local corpus index reads the installed Python distributions, which ``pyproject.toml``

@@ -5,7 +5,7 @@
 Records, and writes to OUT.json:
 - files the stage opens (audit events ``open``, ``sqlite3.connect``; renames count as writes of
   their target, listings ``os.listdir``/``os.scandir`` as reads of the directory),
-- the params.yaml keys it reads (``testleak.config.load_params`` returns a recording mapping:
+- the params.yaml keys it reads (``testleak.stage.read_params`` returns a recording mapping:
   reading a value records its dotted key; iterating or copying a mapping records the mapping's key),
 - the project modules it imported (``sys.modules`` after the stage).
 """
@@ -156,19 +156,18 @@ def _project_modules() -> list[str]:
 
 def main() -> int:
     out, module, *args = sys.argv[1:]
-    import testleak.config as config
+    import testleak.stage as stage
 
-    real = config.load_params
+    real = stage.read_params
 
-    def recording_load_params(path=None):
-        return RecordingDict(real(path))
+    def recording_read_params():
+        return RecordingDict(real())
 
-    config.load_params = recording_load_params
+    stage.read_params = recording_read_params   # before the stage module imports it by name
     sys.addaudithook(_hook)
     code = 0
     try:
         mod = importlib.import_module(module)
-        mod.load_params = recording_load_params
         code = mod.main(args) or 0
     except SystemExit as e:       # a stage may exit on purpose; its reads still count
         code = e.code

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -70,28 +71,37 @@ def _param_covered(key: str, declared) -> bool:
     return any(key == d or key.startswith(d + ".") for d in declared)
 
 
+def _ignored(f: str) -> bool:
+    return f.startswith(IGNORED_PREFIXES) or "__pycache__" in f or "__path_hook__" in f  # import machinery
+
+
+def _final(f: str) -> str:
+    """The file a temporary one becomes (written as X.tmp / X.partial, then renamed to X)."""
+    return re.sub(r"\.(tmp|partial)$", "", f)
+
+
 def graph_violations(stage: dict, rec: dict) -> list[str]:
     name, deps, outs = stage["name"], stage["deps"], stage["outs"]
     bad = []
     for f in rec["reads"]:
-        if f == "params.yaml" or f.startswith(IGNORED_PREFIXES) or "__pycache__" in f:
+        if f == "params.yaml" or _ignored(f):
             continue
         if f.endswith(".py") and f.startswith(("testleak/", "stages/")):
             continue                                   # code: checked below through sys.modules
         if not (_covered(f, deps) or _covered(f, outs)):
             bad.append(f"{name}: reads {f} but does not declare it as a dep")
     for f in rec["sqlite"]:
-        if not f.startswith(IGNORED_PREFIXES) and not (_covered(f, deps) or _covered(f, outs)):
+        if not _ignored(f) and not (_covered(f, deps) or _covered(_final(f), outs)):
             bad.append(f"{name}: opens the database {f} but does not declare it")
     for d in rec["lists"]:
-        if d.startswith(IGNORED_PREFIXES) or "__pycache__" in d or d.startswith(("testleak", "stages")):
-            continue
+        if _ignored(d) or d == "." or d.startswith(("testleak", "stages")):
+            continue                                   # the import system scans sys.path entries
         if not (_covered(d, deps) or _covered(d, outs)):
             bad.append(f"{name}: lists the directory {d} but does not declare it as a dep")
     for f in rec["writes"]:
-        if f.startswith(IGNORED_PREFIXES) or "__pycache__" in f or f.endswith(".partial"):
+        if _ignored(f):
             continue
-        if not _covered(f, outs):
+        if not _covered(_final(f), outs):
             bad.append(f"{name}: writes {f} but does not declare it as an out")
     for k in rec["params"]:
         if not _param_covered(k, stage["params"]):
