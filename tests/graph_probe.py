@@ -51,7 +51,10 @@ def _hook(event: str, args) -> None:
         write = bool(mode and any(c in mode for c in "wax+")) or bool(flags & _WRITE_FLAGS)
         (WRITES if write else READS).add(rel)
     elif event == "sqlite3.connect":
-        rel = _rel(args[0])
+        db = os.fsdecode(args[0]) if not isinstance(args[0], int) else None
+        if db and db.startswith("file:"):            # URI form: file:PATH?mode=ro
+            db = db[len("file:"):].split("?", 1)[0]
+        rel = _rel(db)
         if rel:
             OPENS.add(rel)
     elif event in ("os.rename", "os.replace"):
