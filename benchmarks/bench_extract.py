@@ -9,7 +9,7 @@ tools read the same files in the same run, single process, CPU time (process_tim
 filters). Prints MB/s for both, the ratio, candidate / secret counts (masked nothing:
 counts only) and how many taxonomy attributes each covers. No assertions on timings.
 
-    .venv/bin/python benchmarks/bench_extract.py [--limit-mb 8] [--seed 0]
+    .venv/bin/python benchmarks/bench_extract.py [--limit-mb 8] [--seed 0] [--site DIR]
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ DETECT_SECRETS_ATTRIBUTES = {
 }
 
 
-def corpus(limit_bytes: int, seed: int) -> list[Path]:
-    site = Path(sysconfig.get_paths()["purelib"])
+def corpus(limit_bytes: int, seed: int, site: Path | None = None) -> list[Path]:
+    site = site or Path(sysconfig.get_paths()["purelib"])
     files = sorted(p for p in site.rglob("*.py") if p.name.startswith("test_") or p.name.endswith("_test.py"))
     js: list[Path] = []
     for base in (Path("/usr/lib/node_modules"), ROOT / "node_modules"):
@@ -70,9 +70,11 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--limit-mb", type=float, default=8.0, help="corpus size in MB (default 8)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--site", type=Path, default=None,
+                    help="directory of Python packages to draw test files from (default: this interpreter's site-packages)")
     a = ap.parse_args(argv)
     tax = Taxonomy.from_config(yaml.safe_load((ROOT / "conf/taxonomy/paper.yaml").read_text()))
-    files = corpus(int(a.limit_mb * 1e6), a.seed)
+    files = corpus(int(a.limit_mb * 1e6), a.seed, a.site)
     texts = {p: p.read_text(encoding="utf-8", errors="replace") for p in files}
     nbytes = sum(p.stat().st_size for p in files)
     langs = Counter("javascript" if p.suffix == ".js" else "python" for p in files)

@@ -15,11 +15,11 @@ import sys
 
 from testleak.canary.pipeline import make_canary_corpus
 from testleak.paths import Paths
-from testleak.stage import entry, read_params
+from testleak.stage import entry, load_stage_params
 
 
 def main(argv: list[str] | None = None) -> int:
-    params = read_params()
+    params = load_stage_params()
     stats = make_canary_corpus(params, Paths())
     print(f"canary_corpus: {stats['canaries']} canaries over {stats['attributes']} attributes in "
           f"{stats['files']} files ({stats['redrawn']} values redrawn)", file=sys.stderr)

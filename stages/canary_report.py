@@ -18,14 +18,14 @@ import sys
 from testleak.canary import report_calibration, run_calibration
 from testleak.errors import ConfigError
 from testleak.paths import Paths
-from testleak.stage import entry, read_params
+from testleak.stage import entry, load_stage_params
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(argv or [])
     if argv not in ([], ["--report"]):
         raise ConfigError("usage: python -m stages.canary_report [--report]")
-    params = read_params()
+    params = load_stage_params()
     paths = Paths()
     summaries = None if argv else run_calibration(params, paths)
     rep = report_calibration(params, paths, summaries)

@@ -16,7 +16,7 @@ import sys
 
 from testleak import pipeline
 from testleak.paths import Paths
-from testleak.stage import entry, stage_params
+from testleak.stage import check_errors, entry, stage_params
 
 
 def main(argv: list[str]) -> int:
@@ -28,6 +28,7 @@ def main(argv: list[str]) -> int:
     pipeline.write_artifact(paths, "confirmed", run, recs, stats)
     print(f"confirmed@{run}: policy={stats['policy']}: {stats['confirmed']} confirmed, {stats['potential']} potential, "
           f"{stats['rejected']} rejected", file=sys.stderr)
+    check_errors(f"confirmed@{run}", recs, "confirmed", params, params.get("verifier"))
     return 0
 
 

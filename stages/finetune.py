@@ -15,11 +15,11 @@ import sys
 
 from testleak.canary import run_finetune
 from testleak.paths import Paths
-from testleak.stage import entry, read_params
+from testleak.stage import entry, load_stage_params
 
 
 def main(argv: list[str] | None = None) -> int:
-    params = read_params()
+    params = load_stage_params()
     m = run_finetune(params, Paths())
     print(f"finetune: {m['steps']} steps, {m['seconds_per_step']} s/step, memorized "
           f"{m['memorized_before']:.0%} -> {m['memorized_after']:.0%} of {m['canaries']} canaries", file=sys.stderr)

@@ -15,18 +15,19 @@ import sys
 
 from testleak import pipeline
 from testleak.paths import Paths
-from testleak.stage import entry, stage_params
+from testleak.stage import check_errors, entry, stage_params
 
 
 def main(argv: list[str]) -> int:
     params, run = stage_params(argv, "judged")
     paths = Paths()
     cands = pipeline.read_artifact(paths, "candidates", run)
-    with pipeline.judge_gateway(params, paths) as gw:
+    with pipeline.judge_gateway(params, paths, run) as gw:
         verdicts, stats = pipeline.judged(params, run, cands, gw, pipeline.judge_fragments(params, paths))
     pipeline.write_artifact(paths, "judged", run, verdicts, stats)
     print(f"judged@{run}: mode={stats['mode']} kept {stats['kept']}/{stats['candidates']} "
           f"(rules ok {stats['rules_ok']}, judge {stats['judge_status']})", file=sys.stderr)
+    check_errors(f"judged@{run}", verdicts, "verdict", params, params.get("judge"))
     return 0
 
 

@@ -19,17 +19,9 @@ from pathlib import Path
 from testleak.errors import ConfigError
 from testleak.metrics import run_curve, run_keys, run_metrics
 from testleak.paths import Paths
-from testleak.stage import entry, read_params, run_argument
+from testleak.stage import entry, load_stage_params, run_argument
 from testleak.records import read_jsonl, write_json
 from testleak.taxonomy import Taxonomy
-
-
-def plot_path(paths: Paths, run: str) -> Path:
-    return paths.root / "metrics" / "plots" / f"{run}_confirmed_vs_responses.csv"
-
-
-def keys_path(paths: Paths, run: str, variant: str) -> Path:
-    return paths.root / "metrics" / "keys" / variant / f"{run}.json"
 
 
 def check_run(params, run: str):
@@ -74,7 +66,7 @@ def write_curve(path: Path, rows: list[dict], categories) -> None:
 
 
 def main(argv: list[str]) -> int:
-    params = read_params()
+    params = load_stage_params()
     paths = Paths()
     run = run_argument(argv, params, "metrics")
     tax = Taxonomy.from_config(params)
@@ -92,8 +84,8 @@ def main(argv: list[str]) -> int:
         policy=params["review"]["policy"],
     )
     write_json(paths.metrics(run), m)
-    write_curve(plot_path(paths, run), run_curve(responses, confirmed, tax, candidates), tax.categories)
-    write_json(keys_path(paths, run, meta["variant"]), {
+    write_curve(paths.metrics_plot(run), run_curve(responses, confirmed, tax, candidates), tax.categories)
+    write_json(paths.metrics_keys(run, meta["variant"]), {
         "run": run, **{k: meta[k] for k in ("experiment", "method", "round", "variant", "model", "family")},
         "policy": m["policy"], "reject_rate": m["responses"]["refusal_rate"], "keys": run_keys(confirmed),
     })

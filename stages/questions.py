@@ -15,24 +15,20 @@ import sys
 from testleak.elicit import generate_questions
 from testleak.llm import open_gateway
 from testleak.paths import Paths
-from testleak.stage import entry, read_params
+from testleak.stage import check_errors, entry, load_stage_params
 from testleak.records import write_json, write_jsonl
 from testleak.taxonomy import Taxonomy
 
 
-def stats_path(paths: Paths):
-    return paths.questions.parent / "stats.json"
-
-
 def main(argv: list[str] | None = None) -> int:
     paths = Paths()
-    params = read_params()
+    params = load_stage_params()
     tax = Taxonomy.from_config(params)
     exp = params["experiment"]
-    with open_gateway(params["questioner"], paths=paths) as gw:
+    with open_gateway(params["questioner"], paths=paths, attribution={"stage": "questions"}) as gw:
         questions, stats = generate_questions(tax, exp["scenarios"], int(exp["questions_per_scenario"]), gw)
     n = write_jsonl(paths.questions, questions, kind="question")
-    write_json(stats_path(paths), {"questioner": params["questioner"]["name"],
+    write_json(paths.questions_stats, {"questioner": params["questioner"]["name"],
                                    "scenarios": [s.to_dict() for s in stats], "questions": n})
     for s in stats:
         msg = f"questions: {s.scenario}: {s.kept}/{s.requested} in {s.attempts} requests"
@@ -41,8 +37,9 @@ def main(argv: list[str] | None = None) -> int:
         print(msg, file=sys.stderr)
     empty = [s.scenario for s in stats if s.kept == 0]
     if empty:
-        print(f"questions: no question for scenario(s) {', '.join(empty)}; see {stats_path(paths)}", file=sys.stderr)
+        print(f"questions: no question for scenario(s) {', '.join(empty)}; see {paths.questions_stats}", file=sys.stderr)
         return 1
+    check_errors("questions", [s.to_dict() for s in stats], "scenario_stats", params, params["questioner"])
     return 0
 
 

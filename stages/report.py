@@ -15,11 +15,10 @@ import sys
 
 from testleak.errors import DataError
 from testleak.paths import Paths
-from testleak.stage import entry, read_params
+from testleak.stage import entry, load_stage_params
 from testleak.report import build_reports
 from testleak.taxonomy import Taxonomy
 
-from stages.metrics import plot_path
 
 
 def _read_json(path):
@@ -34,7 +33,7 @@ def load_inputs(params, paths: Paths):
     for run in params["experiment"]["runs"]:
         mp = paths.metrics(run)
         metrics[run] = _read_json(mp) if mp.exists() else None
-        cp = plot_path(paths, run)
+        cp = paths.metrics_plot(run)
         if cp.exists():
             with cp.open(encoding="utf-8") as f:
                 curves[run] = list(csv.DictReader(f))
@@ -50,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv:
         print("usage: python -m stages.report", file=sys.stderr)
         return 2
-    p = read_params()
+    p = load_stage_params()
     paths = Paths()
     metrics, curves, key_files = load_inputs(p, paths)
     files = build_reports(p, metrics, curves, key_files, Taxonomy.from_config(p), paths.reports)

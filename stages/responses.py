@@ -20,17 +20,18 @@ import sys
 from testleak import pipeline
 from testleak.llm import open_gateway
 from testleak.paths import Paths
-from testleak.stage import entry, stage_params
+from testleak.stage import check_errors, entry, stage_params
 
 
 def main(argv: list[str]) -> int:
     params, run = stage_params(argv, "responses")
     paths = Paths()
     questions, library = pipeline.method_inputs(params, paths, run)
-    with open_gateway(params["model"], paths=paths) as gw:
+    with open_gateway(params["model"], paths=paths, attribution={"stage": "responses", "run": run}) as gw:
         records, stats = pipeline.responses(params, run, gw, questions, library)
     pipeline.write_artifact(paths, "responses", run, records)
     print(f"responses@{run}: " + ", ".join(f"{k}={v}" for k, v in stats.items() if k != "run"), file=sys.stderr)
+    check_errors(f"responses@{run}", records, "response", params, params["model"])
     return 0
 
 

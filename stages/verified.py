@@ -15,7 +15,7 @@ import sys
 
 from testleak import pipeline
 from testleak.paths import Paths
-from testleak.stage import entry, stage_params
+from testleak.stage import check_errors, entry, stage_params
 
 
 def main(argv: list[str]) -> int:
@@ -29,6 +29,7 @@ def main(argv: list[str]) -> int:
     print(f"verified@{run}: {stats['in_window']} in window, {stats['out_of_window']} out, "
           f"{stats['unverifiable']} unverifiable, {stats['error']} errors, {stats['filtered']} filtered by the judge",
           file=sys.stderr)
+    check_errors(f"verified@{run}", hits, "hit", params, params.get("verifier"))
     return 0
 
 

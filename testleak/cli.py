@@ -20,7 +20,8 @@ def _cmd_check_model(args) -> int:
         cfg = load_params()["model"]
     t = time.monotonic()
     with open_gateway(cfg, Paths()) as gw:
-        c = gw.chat([{"role": "user", "content": args.prompt}], sample=args.sample, max_tokens=args.max_tokens)
+        c = gw.chat([{"role": "user", "content": args.prompt}], sample=args.sample, max_tokens=args.max_tokens,
+                    purpose="cli")
     if c.status != "ok":
         print(f"model {gw.name}: {c.status}: {c.error}", file=sys.stderr)
         return 1

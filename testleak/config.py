@@ -2,16 +2,21 @@
 
 Stages read only params.yaml (``load_params``). ``compose`` builds the same structure from
 conf/ with overrides (what `dvc exp run -S` does), used by tests and the CLI.
+
+Both validate against the typed schema (:mod:`testleak.settings`): a bad value, an unknown
+key or option, or a malformed override raises :class:`ConfigError` with one line per
+problem naming key, value, expectation and the conf/ file or override it came from.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Sequence
 
 import yaml
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf, open_dict
 
 from .errors import ConfigError
 
@@ -31,15 +36,72 @@ def project_root() -> Path:
     return ROOT
 
 
-def compose(overrides: Sequence[str] = (), conf_dir: str | os.PathLike | None = None) -> DictConfig:
-    """Compose conf/ like `dvc exp run` does and return the config."""
+def _groups(conf_dir: Path) -> dict[str, list[str]]:
+    return {p.name: sorted(x.stem for x in p.glob("*.yaml")) for p in sorted(conf_dir.iterdir()) if p.is_dir()}
+
+
+def _check_overrides(overrides: Sequence[str], conf_dir: Path) -> None:
+    """One-line errors for overrides Hydra would answer with a traceback: a group option
+    that does not exist, a key that does not exist, a malformed override."""
+    groups = _groups(conf_dir)
+    for o in overrides:
+        if "=" not in o:
+            raise ConfigError(f"override {o!r}: expected KEY=VALUE (e.g. experiment=tiny or "
+                              f"experiment.questions_per_scenario=3)")
+        key, value = o.split("=", 1)
+        key = key.lstrip("+~")
+        if key in groups and value not in groups[key]:
+            raise ConfigError(f"override {o!r}: unknown {key} option {value!r}; known: {', '.join(groups[key])} "
+                              f"(conf/{key}/*.yaml)")
+
+
+def _hydra_line(e: Exception, overrides: Sequence[str]) -> str:
+    """Hydra's multi-line composition error as one line."""
+    lines = [x.strip() for x in str(e).splitlines() if x.strip() and not x.strip().startswith(("See https", "Config search"))]
+    msg = "; ".join(lines[:3])
+    if "override" not in msg.lower():
+        msg = f"cannot parse the overrides {' '.join(overrides)!r}: {msg}"
+    m = re.match(r"Could not override '([^']+)'", lines[0] if lines else "")
+    if m:
+        key = m.group(1)
+        from .settings import _known_keys
+
+        parent = key.split(".")[:-1]
+        known = _known_keys(parent)
+        msg = (f"override {next((o for o in overrides if o.lstrip('+~').startswith(key + '=')), key)!r}: "
+               f"no key {key.split('.')[-1]!r} in {'.'.join(parent) or 'the config'}"
+               + (f" (known keys: {', '.join(known)})" if known else "") + "; check the spelling")
+    return msg
+
+
+def compose(overrides: Sequence[str] = (), conf_dir: str | os.PathLike | None = None,
+            validate: bool = True) -> DictConfig:
+    """Compose conf/ like `dvc exp run` does, validate it, and return the config."""
     from hydra import compose as h_compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
 
     d = Path(conf_dir or CONF_DIR).resolve()
+    overrides = list(overrides)
+    _check_overrides(overrides, d)
     GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(d), version_base=None):
-        cfg = h_compose(config_name="config", overrides=list(overrides))
+    try:
+        with initialize_config_dir(config_dir=str(d), version_base=None):
+            cfg = h_compose(config_name="config", overrides=overrides, return_hydra_config=True)
+    except (HydraException, OmegaConfBaseException) as e:
+        raise ConfigError(_hydra_line(e, overrides)) from None
+    choices = dict(cfg.hydra.runtime.choices)
+    with open_dict(cfg):
+        del cfg["hydra"]
+    if validate:
+        from .settings import validate as _validate
+
+        try:
+            data = OmegaConf.to_container(cfg, resolve=True)
+        except OmegaConfBaseException as e:
+            raise ConfigError(f"cannot resolve the composed config: {str(e).splitlines()[0]}") from None
+        _validate(data, overrides=overrides, choices=choices, root=project_root())
     return cfg
 
 
@@ -54,12 +116,23 @@ def dump_params(cfg: DictConfig | dict, path: str | os.PathLike) -> None:
     Path(path).write_text(OmegaConf.to_yaml(c), encoding="utf-8")
 
 
-def load_params(path: str | os.PathLike | None = None) -> DictConfig:
-    """Read params.yaml (the composed config) as an OmegaConf object."""
+def load_params(path: str | os.PathLike | None = None, validate: bool = True) -> DictConfig:
+    """Read params.yaml (the composed config) as an OmegaConf object, validated against
+    the schema (:mod:`testleak.settings`) unless ``validate`` is false."""
     p = Path(path) if path else project_root() / "params.yaml"
     if not p.exists():
         raise ConfigError(f"{p} not found: run from the project root, or `testleak params` to compose it")
-    return OmegaConf.create(yaml.safe_load(p.read_text(encoding="utf-8")))
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{p} is not valid YAML ({str(e).splitlines()[0]}): recompose it with `testleak params`") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{p} is not a mapping: recompose it with `testleak params`")
+    if validate:
+        from .settings import validate as _validate
+
+        _validate(data, file=p.name, root=p.parent, check_files=False)
+    return OmegaConf.create(data)
 
 
 def select(cfg, key: str, known: Sequence[str], what: str) -> str:

@@ -26,8 +26,8 @@ class AuthError(LLMError):
     """401/403 from a model endpoint: a key is missing or wrong."""
 
 
-class SearchError(TestleakError):
-    """A corpus search failed for good."""
+class StageFailedError(TestleakError):
+    """A stage wrote its outputs but too many of its calls failed (``max_error_share``)."""
 
 
 class DataError(TestleakError):

@@ -20,7 +20,7 @@ regenerating it. Paths below are therefore built with the DVC placeholders ``${k
 ``${item.library}`` (the run's input library) as run names.
 
 Not artifacts (never deps or outs; the graph test ignores them): params.yaml (read through
-``testleak.stage.read_params`` and checked key by key), the caches under $TESTLEAK_CACHE (LLM answers, search
+``testleak.stage.load_stage_params`` and checked key by key), the caches under $TESTLEAK_CACHE (LLM answers, search
 answers, models: keyed by their full request), and logs/ (call logs with timestamps).
 
 The local corpus index reads the installed Python distributions, which ``pyproject.toml``
@@ -101,9 +101,9 @@ def declarations(paths: Paths | None = None) -> list[Stage]:
               params=["taxonomy", "questioner", "experiment.scenarios", "experiment.questions_per_scenario"],
               outs=[r(paths.questions)], metrics=[r(paths.questions_stats)]),
         Stage("index",
-              params=["verifier.local"],
+              params=["verifier.backend", "verifier.index", "verifier.local", "verifier.infinigram"],
               deps=["pyproject.toml"],
-              outs=[r(paths.index), r(paths.index_manifest)], metrics=[r(paths.index_stats)]),
+              outs=["${verifier.index}", r(paths.index_manifest)], metrics=[r(paths.index_stats)]),
         Stage("responses", foreach=per_run, args=RUN,
               params=["seed", "taxonomy", "model", "baselines", f"experiment.runs.{RUN}", "experiment.scenarios",
                       "experiment.questions_per_scenario", "experiment.tests_per_function",
@@ -120,9 +120,9 @@ def declarations(paths: Paths | None = None) -> list[Stage]:
               deps=[res("placeholders.yaml"), r(paths.library("prior")), run_files["candidates"]],
               outs=[run_files["judged"]], metrics=[stats("judged")]),
         Stage("verified", foreach=per_run, args=RUN,
-              params=["verifier.backend", "verifier.window", "verifier.min_query_chars", "verifier.github",
-                      "verifier.local.max_hits_listed"],
-              deps=[r(paths.index), run_files["candidates"], run_files["judged"]],
+              params=["verifier.backend", "verifier.index", "verifier.infinigram", "verifier.window",
+                      "verifier.min_query_chars", "verifier.github", "verifier.local.max_hits_listed"],
+              deps=["${verifier.index}", run_files["candidates"], run_files["judged"]],
               outs=[run_files["verified"]], metrics=[stats("verified")]),
         Stage("confirmed", foreach=per_run, args=RUN,
               params=["review"],

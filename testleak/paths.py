@@ -66,15 +66,21 @@ class Paths:
 
     @property
     def questions_stats(self) -> Path:
-        return self.questions.parent / "stats.json"
+        return self.data / "questions" / "stats.json"
 
     @property
     def index(self) -> Path:
         return self.data / "index" / "corpus.sqlite"
 
+    def corpus_index(self, verifier_cfg=None) -> Path:
+        """The corpus index the verifier searches: ``verifier.index`` (FTS5 database or
+        infini-gram directory, relative to the project root), else the FTS5 default."""
+        rel = (verifier_cfg or {}).get("index") if verifier_cfg is not None else None
+        return self.root / rel if rel else self.index
+
     @property
     def index_stats(self) -> Path:
-        return self.index.parent / "stats.json"
+        return self.data / "index" / "stats.json"
 
     @property
     def index_manifest(self) -> Path:
@@ -164,4 +170,9 @@ class Paths:
         return self.root / "metrics" / f"{run}.json"
 
     def metrics_plot(self, run: str) -> Path:
+        """DVC plots: cumulative confirmed instances vs responses of a run."""
         return self.root / "metrics" / "plots" / f"{run}_confirmed_vs_responses.csv"
+
+    def metrics_keys(self, run: str, variant: str) -> Path:
+        """The confirmed (attribute, value_hash) keys of a run, per variant (Table 4)."""
+        return self.root / "metrics" / "keys" / variant / f"{run}.json"

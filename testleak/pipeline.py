@@ -103,13 +103,14 @@ def review_labels(params: Mapping, paths: Paths) -> list[dict]:
 
 
 @contextmanager
-def judge_gateway(params: Mapping, paths: Paths) -> Iterator[Any]:
-    """The judge LLM's gateway, or None when ``verifier.judge_mode`` is ``rules``."""
+def judge_gateway(params: Mapping, paths: Paths, run: str | None = None) -> Iterator[Any]:
+    """The judge LLM's gateway (its calls logged for stage ``judged`` of ``run``), or None
+    when ``verifier.judge_mode`` is ``rules``."""
     if judge_mode(params.get("verifier") or {}) == "rules":
         with nullcontext(None) as gw:
             yield gw
     else:
-        with open_gateway(params["judge"], paths=paths) as gw:
+        with open_gateway(params["judge"], paths=paths, attribution={"stage": "judged", "run": run}) as gw:
             yield gw
 
 
@@ -218,12 +219,12 @@ def run_chain(params: Mapping, paths: Paths, run: str, backend, questions: list[
     would; ``backend`` is the open search backend. Returns the stats of every stage."""
     run_spec(params, run)
     out: dict[str, dict] = {}
-    with open_gateway(params["model"], paths=paths) as gw:
+    with open_gateway(params["model"], paths=paths, attribution={"stage": "responses", "run": run}) as gw:
         resps, out["responses"] = responses(params, run, gw, questions, library)
     write_artifact(paths, "responses", run, resps, out["responses"])
     cands, out["candidates"] = candidates(params, run, resps)
     write_artifact(paths, "candidates", run, cands, out["candidates"])
-    with judge_gateway(params, paths) as jgw:
+    with judge_gateway(params, paths, run) as jgw:
         verdicts, out["judged"] = judged(params, run, cands, jgw, judge_fragments(params, paths))
     write_artifact(paths, "judged", run, verdicts, out["judged"])
     hits, out["verified"] = verified(params, run, verdicts, cands, backend)

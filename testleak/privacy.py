@@ -57,3 +57,4 @@ def mask_in_text(text: str, values: list[str] | set[str]) -> str:
     for v in sorted({v for v in values if v}, key=len, reverse=True):
         text = text.replace(v, mask(v))
     return text
+

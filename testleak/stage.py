@@ -1,15 +1,16 @@
-"""What every DVC stage entry point (stages/<name>.py) shares: the RUN argument and the
-exit path that turns library errors into one-line messages."""
+"""What every DVC stage entry point (stages/<name>.py) shares: the RUN argument, the error
+threshold (:func:`check_errors`) and the exit path that turns library errors into one-line
+messages."""
 
 from __future__ import annotations
 
 import sys
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from omegaconf import OmegaConf
 
 from .config import load_params, run_spec
-from .errors import ConfigError, TestleakError
+from .errors import ConfigError, StageFailedError, TestleakError
 
 
 def run_argument(argv: Sequence[str], params: Mapping, stage: str, runs_key: str = "runs") -> str:
@@ -23,23 +24,78 @@ def run_argument(argv: Sequence[str], params: Mapping, stage: str, runs_key: str
     return argv[0]
 
 
-def read_params() -> dict:
-    """params.yaml as plain nested dicts, interpolations resolved: every setting a stage uses
-    comes from here (never conf/ at run time), so tests/test_pipeline_graph.py can record
-    which keys each stage reads and check them against dvc.yaml."""
+def load_stage_params() -> dict:
+    """The composed params a stage reads (params.yaml), as a plain dict."""
     return OmegaConf.to_container(load_params(), resolve=True)
 
 
 def stage_params(argv: Sequence[str], stage: str, runs_key: str = "runs") -> tuple[dict, str]:
     """The composed params (params.yaml, plain dict) and the checked RUN argument of a per-run stage."""
-    params = read_params()
+    params = load_stage_params()
     return params, run_argument(argv, params, stage, runs_key)
 
 
+def describe_endpoint(cfg: Mapping | str | None) -> str:
+    """Where a stage's calls went, for messages, with URL credentials masked: a model
+    config (local server or base URL), a verifier config (GitHub API or local index), or a
+    string."""
+    import os
+
+    from .net.urls import mask_url, mask_urls_in_text
+
+    if cfg is None:
+        return "(no endpoint)"
+    if isinstance(cfg, str):
+        return mask_urls_in_text(cfg)
+    if "backend" in cfg:  # verifier
+        if cfg.get("backend") == "github":
+            return f"GitHub code search {mask_url(str((cfg.get('github') or {}).get('api_url')))}"
+        return "the local corpus index (data/index/corpus.sqlite)"
+    if cfg.get("provider") == "local":
+        return f"the embedded local server of model {cfg.get('name')}"
+    env = cfg.get("base_url_env")
+    url = os.environ.get(env) if env and os.environ.get(env) else cfg.get("base_url")
+    return f"{mask_url(str(url))} (model {cfg.get('name')})"
+
+
+def check_errors(stage: str, records: Iterable[Mapping], kind: str, params: Mapping,
+                 endpoint: Mapping | str | None = None) -> dict:
+    """Fail a stage whose share of failed LLM / search calls exceeds ``max_error_share``.
+
+    Call it after the stage has written its outputs (they stay for inspection; DVC does not
+    record a failed stage, so `dvc repro` runs it again, and the gateway cache answers every
+    call that succeeded, so only the failed ones are sent again). ``records`` are the stage's
+    output records of ``kind`` (see :func:`testleak.records.call_errors`). Raises
+    :class:`StageFailedError` naming the count, the first error and the endpoint (URL
+    credentials masked); returns ``{"calls", "errors"}`` otherwise.
+    """
+    from .net.urls import mask_url, mask_urls_in_text
+    from .records import call_errors
+
+    calls = errors = 0
+    first = None
+    for r in records:
+        n, errs = call_errors(kind, r)
+        calls += max(n, len(errs))
+        errors += len(errs)
+        first = first or (errs[0] if errs else None)
+    limit = float(params.get("max_error_share", 0.0) or 0.0)
+    if errors and errors / max(1, calls) > limit:
+        raise StageFailedError(
+            f"{stage}: {errors} of {calls} calls failed ({errors / max(1, calls):.0%}, above max_error_share={limit:g}); "
+            f"first error: {mask_urls_in_text(first)[:200]}; endpoint: {describe_endpoint(endpoint)}. The outputs are "
+            f"written but not final: fix the endpoint and rerun (dvc repro); successful calls are cached and not sent again")
+    return {"calls": calls, "errors": errors}
+
+
 def entry(main: Callable[[list[str]], int | None]) -> None:
-    """Run a stage's ``main(argv)`` as a program: exit 2 with the message on a TestleakError."""
+    """Run a stage's ``main(argv)`` as a program: exit 1 when too many calls failed
+    (:func:`check_errors`), 2 with the message on any other TestleakError."""
     try:
         code = main(sys.argv[1:])
+    except StageFailedError as e:
+        print(f"error: {e}", file=sys.stderr)
+        code = 1
     except TestleakError as e:
         print(f"error: {e}", file=sys.stderr)
         code = 2

@@ -5,7 +5,7 @@
 Records, and writes to OUT.json:
 - files the stage opens (audit events ``open``, ``sqlite3.connect``; renames count as writes of
   their target, listings ``os.listdir``/``os.scandir`` as reads of the directory),
-- the params.yaml keys it reads (``testleak.stage.read_params`` returns a recording mapping:
+- the params.yaml keys it reads (``testleak.stage.load_stage_params`` returns a recording mapping:
   reading a value records its dotted key; iterating or copying a mapping records the mapping's key),
 - the project modules it imported (``sys.modules`` after the stage).
 """
@@ -161,12 +161,12 @@ def main() -> int:
     out, module, *args = sys.argv[1:]
     import testleak.stage as stage
 
-    real = stage.read_params
+    real = stage.load_stage_params
 
-    def recording_read_params():
+    def recording_load_stage_params():
         return RecordingDict(real())
 
-    stage.read_params = recording_read_params   # before the stage module imports it by name
+    stage.load_stage_params = recording_load_stage_params   # before the stage module imports it by name
     sys.addaudithook(_hook)
     code = 0
     try:

@@ -53,6 +53,16 @@ def test_canary_tiny_end_to_end(tmp_path):
     assert [s["run"] for s in summaries] == ["canary_tuned_ours", "canary_tuned_codexleaks",
                                              "canary_control_ours", "canary_control_codexleaks"]
     assert all(s["responses"] >= 1 for s in summaries)
+    # the calibration ran the per-run chain: every stage wrote its records and stats
+    ok = []
+    for s in summaries:
+        for stage in ("candidates", "judged", "verified", "confirmed"):
+            assert paths.stats(stage, s["run"]).exists(), (s["run"], stage)
+        resps = read_jsonl(paths.responses(s["run"]), kind="response")
+        assert len(resps) == s["responses"] and s["response_status"]["ok"] == sum(r["status"] == "ok" for r in resps)
+        ok += [r for r in resps if r["status"] == "ok"]
+    assert ok, [s["response_status"] for s in summaries]
+    assert all(r["tests_text"].strip() and r["model"] for r in ok)
     rep = report_calibration(params, paths, summaries)
     assert rep["files"] == ["by_attribute.csv", "canary.md", "curves.csv", "recall.csv", "recall_curves.png"]
     rows = list(csv.DictReader((cp.report_dir / "recall.csv").open()))

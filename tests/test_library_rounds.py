@@ -67,11 +67,13 @@ def test_build_round_adds_divided_items_with_their_run(tiny_scorer):
     lib = parse_library(doc)                  # the written document loads like any library
     assert stats["templates"]["new"] == 1 and stats["fragments"]["new"] == len(divisions[0]["fragments"])
     added = [e for b in lib.values() for e in b["templates"] if e.get("source_run") == "ours"]
-    noise = stats["templates"]["noise"] + stats["templates"]["low_similarity"]
-    assert len(added) + noise + stats["templates"]["duplicate"] == 1
-    if added:  # filed by prototype similarity: a phone context lands under phone
-        assert added[0]["text"] == '    contact = {"phone": "<PHONE>"}' and added[0]["record_attribute"] == "phone"
-        assert added[0]["text"] in [t["text"] for t in lib["phone"]["templates"]]
+    # the phone context is dense together with the prior's phone templates (include_prior) and is
+    # filed by prototype similarity under phone, not noise and not another attribute
+    assert stats["templates"]["added"] == 1 and stats["templates"]["noise"] == stats["templates"]["duplicate"] == 0
+    assert len(added) == 1 and added[0]["record_attribute"] == "phone" and added[0]["similarity"] > 0.5
+    assert added[0]["text"] == '    contact = {"phone": "<PHONE>"}'
+    assert added[0]["text"] in [t["text"] for t in lib["phone"]["templates"]]
+    assert all(added[0]["text"] not in [t["text"] for t in b["templates"]] for a, b in lib.items() if a != "phone")
     # the prior entries are all still there
     for a, b in prior.items():
         assert [t["text"] for t in lib[a]["templates"][:len(b["templates"])]] == [t["text"] for t in b["templates"]]

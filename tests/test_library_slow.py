@@ -1,9 +1,13 @@
-"""Division with the real default scorer (packaged Qwen2.5-Coder-0.5B GGUF, causal surprisal)."""
+"""Division with the real default scorer (packaged Gemma 3 270M base GGUF, causal surprisal)."""
+
+import hashlib
+import math
 
 import pytest
+import yaml
 
 from testleak.config import compose_dict
-from testleak.library.division import divide, get_scorer
+from testleak.library.division import divide, get_scorer, scorer_gguf_path, scorer_model_cfg
 from testleak.paths import Paths
 
 CASES = [  # (line, value, slot, expected template)
@@ -34,3 +38,31 @@ def test_real_scorer_divides_known_lines():
         p = divide(ts, slot, div["quantile"], None, "score")
         n_tmp = sum(t["role"] == "template" for t in p.tokens)
         assert n_tmp == sum(s <= p.threshold for s in ts.scores) and 0 < n_tmp < len(ts.scores)
+
+
+@pytest.mark.slow
+def test_default_scorer_is_independent_of_every_model_under_test_and_scores():
+    cfg = compose_dict()
+    div = cfg["library"]["division"]
+    assert div["scorer"] == "causal_surprisal"
+    scorer_cfg = scorer_model_cfg(div)
+    path = scorer_gguf_path(div, Paths().models)           # assembled from its packages, size + sha256 checked
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 22), b""):
+            h.update(chunk)
+    assert h.hexdigest() == scorer_cfg["gguf"]["sha256"]
+    # every local model that can be under test (conf/model/*.yaml): another file and another family
+    confs = sorted((Paths().root / "conf" / "model").glob("*.yaml"))
+    local = [m for m in (yaml.safe_load(p.read_text()) for p in confs) if m.get("gguf")]
+    assert {m["name"] for m in local} >= {"qwen2.5-coder-0.5b", cfg["model"]["name"]}
+    for m in local:
+        assert m["gguf"]["sha256"] != h.hexdigest() and m["gguf"]["file"] != path.name
+        assert m["family"] != scorer_cfg["family"]
+    # it loads and scores: finite per-token surprisal, spans tile the line, one forward row per text
+    line = 'user.email = "jane.roe@corp.io"'
+    ts = get_scorer(div, Paths().models).score([line, line], ["def test_fixture():\n", ""])
+    assert [t.rows for t in ts] == [1, 1]
+    assert "".join(line[a:b] for a, b in ts[0].spans) == line
+    assert all(math.isfinite(s) and s >= 0 for s in ts[0].scores)
+    assert ts[0].scores != ts[1].scores                     # the left context is fed to the model

@@ -61,11 +61,11 @@ VERIFIED = [
     {"candidate_id": "c7", "outcome": "in_window", "repo_ids": ["D"]},  # not judge-kept
 ]
 CONFIRMED = [
-    {"candidate_id": "c1", "attribute": "name", "value_hash": "hn1", "response_id": "r1", "repo_ids": ["A"], "policy": "auto"},
-    {"candidate_id": "c2", "attribute": "email", "value_hash": "he1", "response_id": "r1", "repo_ids": ["A", "B"], "policy": "auto"},
-    {"candidate_id": "c3", "attribute": "email", "value_hash": "he2", "response_id": "r1", "repo_ids": ["C"], "policy": "auto"},
-    {"candidate_id": "c4", "attribute": "name", "value_hash": "hn1", "response_id": "r1", "repo_ids": ["A"], "policy": "auto"},
-    {"candidate_id": "c5", "attribute": "username", "value_hash": "hu1", "response_id": "r3", "repo_ids": ["D"], "policy": "auto"},
+    {"candidate_id": "c1", "attribute": "name", "value_hash": "hn1", "response_id": "r1", "repo_ids": ["A"], "policy": "auto", "status": "confirmed"},
+    {"candidate_id": "c2", "attribute": "email", "value_hash": "he1", "response_id": "r1", "repo_ids": ["A", "B"], "policy": "auto", "status": "confirmed"},
+    {"candidate_id": "c3", "attribute": "email", "value_hash": "he2", "response_id": "r1", "repo_ids": ["C"], "policy": "auto", "status": "confirmed"},
+    {"candidate_id": "c4", "attribute": "name", "value_hash": "hn1", "response_id": "r1", "repo_ids": ["A"], "policy": "auto", "status": "confirmed"},
+    {"candidate_id": "c5", "attribute": "username", "value_hash": "hu1", "response_id": "r3", "repo_ids": ["D"], "policy": "auto", "status": "confirmed"},
     {"candidate_id": "c7", "attribute": "password", "value_hash": "hp2", "response_id": "r3", "repo_ids": ["D"],
      "policy": "auto", "status": "potential"},
 ]
@@ -233,7 +233,7 @@ def test_bad_input_raises_clear_error(tax, kwargs, message):
 
 def test_leakage_rejects_confirmed_of_unknown_response(tax):
     with pytest.raises(DataError, match="response 'ghost' missing"):
-        leakage_levels(RESPONSES, [{"attribute": "name", "value_hash": "h", "response_id": "ghost"}], tax)
+        leakage_levels(RESPONSES, [{"attribute": "name", "value_hash": "h", "response_id": "ghost", "status": "confirmed"}], tax)
 
 
 # ---- the paper's own numbers ------------------------------------------------------------

@@ -38,11 +38,14 @@ def _write_run(root: Path, variant: str, statuses: dict, kept: set, confirmed: l
     write_jsonl(d / "candidates.jsonl", [
         {"id": c, "response_id": RESP_OF[c], "test_index": 0, "attribute": RAW[c][0], "value": RAW[c][1],
          "value_hash": value_hash(RAW[c][1])} for c in cands], kind="candidate")
-    write_jsonl(d / "judged.jsonl", [{"candidate_id": c, "kept": c in kept, "rules": {"ok": True, "reason": "ok"}}
+    write_jsonl(d / "judged.jsonl", [{"candidate_id": c, "attribute": RAW[c][0], "value_hash": value_hash(RAW[c][1]),
+                                      "kept": c in kept, "rules": {"ok": True, "reason": "ok"},
+                                      "judge": {"ok": None, "reason": "rules mode", "status": "skipped"}}
                                      for c in cands], kind="verdict")
     write_jsonl(d / "verified.jsonl", [
-        {"candidate_id": c, "k": len(REPOS.get(c, [])), "repo_ids": REPOS.get(c, []),
-         "outcome": "in_window" if c in REPOS else "unverifiable"} for c in cands], kind="hit")
+        {"candidate_id": c, "attribute": RAW[c][0], "value_hash": value_hash(RAW[c][1]), "k": len(REPOS.get(c, [])),
+         "repo_ids": REPOS.get(c, []), "outcome": "in_window" if c in REPOS else "unverifiable"} for c in cands],
+        kind="hit")
     write_jsonl(d / "confirmed.jsonl", [
         {"candidate_id": c, "attribute": RAW[c][0], "value_hash": value_hash(RAW[c][1]), "outcome": "in_window",
          "repo_ids": REPOS[c], "policy": "auto", "status": "confirmed"} for c in confirmed]

@@ -138,6 +138,8 @@ def test_judged_stage_both_asks_only_rule_passing_values_and_judge_asks_all(proj
         judge_only = read_jsonl(paths.judged(RUN), kind="verdict")
         assert len(srv.requests) == 6  # three more; the first three come from the response cache
         assert [v["kept"] for v in judge_only] == [True] * 6  # judge only: the rules do not filter
+    log = [json.loads(x) for x in (paths.logs / "llm_calls.jsonl").read_text().splitlines()]
+    assert len(log) == 9 and {(x["stage"], x["run"], x["purpose"]) for x in log} == {("judged", RUN, "judge")}
     s = stats(paths, "judged")
     assert (s["mode"], s["kept"], s["judge_plausible"], s["judge_model"]) == ("judge", 6, 6, "fake")
 
@@ -241,6 +243,9 @@ def test_responses_stage_and_the_chain_with_a_fake_model(project):
             assert r["tests_text"] == CODE_AND_TESTS and r["method"] == "ours" and r["model"] == "fake-test-model"
             assert r["hints"]["enabled"] and set(r["hints"]["by_attribute"]) <= {"username", "password"}
         assert len(srv.requests) == 4  # two turns per question
+        log = [json.loads(x) for x in (paths.logs / "llm_calls.jsonl").read_text().splitlines()]
+        assert [(x["stage"], x["run"], x["purpose"], x["cached"]) for x in log] == (
+            [("responses", RUN, "code turn", False)] * 2 + [("responses", RUN, "test turn", False)] * 2)
         run_stage("index")
         from testleak.verify.index import LocalIndex
 

@@ -29,9 +29,11 @@ def _hit(cid, outcome, run="ours"):
 @pytest.fixture
 def project(tmp_path):
     root = tmp_path
-    (root / "params.yaml").write_text(yaml.safe_dump({
-        "experiment": {"runs": {"ours": {"method": "ours"}}},
-        "review": {"policy": "both_yes", "reviewers": ["r1", "r2"], "labels_file": "data/labels/labels.jsonl"}}))
+    from testleak.config import compose_dict
+
+    params = compose_dict(["experiment=tiny"])  # a full, valid params.yaml (stages and the UI validate it)
+    params["review"] = {"policy": "both_yes", "reviewers": ["r1", "r2"], "labels_file": "data/labels/labels.jsonl"}
+    (root / "params.yaml").write_text(yaml.safe_dump(params))
     p = Paths(root)
     values = {"c1": "wei.zhang83@qq.com", "c2": "maria.lopez@uni-x.es", "c3": "k.tan@corp.cn", "c4": "a.b@c.de"}
     write_jsonl(p.candidates("ours"), [{"id": c, "response_id": "r", "run": "ours", "attribute": "email", "value": v,

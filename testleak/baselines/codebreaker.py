@@ -285,7 +285,7 @@ def run_codebreaker(params: Mapping, gateway, taxonomy, budget: int, seed: int, 
             for i, rq in enumerate(chat_requests(p, k, sampling, b["completion"], mode)):
                 reqs.append(rq)
                 owners.append((j, i))
-        comps = gateway.chat_many(reqs)
+        comps = gateway.chat_many(reqs, purpose="codebreaker prompts")
         per: list[list[dict]] = [[] for _ in plan]
         for (j, i), c in zip(owners, comps, strict=True):
             r = response_record(METHOD, plan[j][0], i, c, model, run_round)

@@ -93,7 +93,7 @@ def run_codexleaks(params: Mapping, gateway, taxonomy, budget: int, seed: int, r
         for i, rq in enumerate(chat_requests(prompt, k, sampling, bcfg["completion"], mode)):
             reqs.append(rq)
             owners.append((prompt, i))
-    completions = gateway.chat_many(reqs) if reqs else []
+    completions = gateway.chat_many(reqs, purpose="codexleaks prompts") if reqs else []
     model = model_name(params)
     records = [response_record(METHOD, p, i, c, model, run_round)
                for (p, i), c in zip(owners, completions, strict=True)]

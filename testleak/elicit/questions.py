@@ -218,7 +218,7 @@ def generate_questions(taxonomy: Taxonomy, scenarios, n: int, gw, *, max_tries: 
             break
         reqs = [ChatRequest([{"role": "user", "content": question_prompt(s, n)}], sample=t, params=dict(params or {}))
                 for s in todo]
-        for s, c in zip(todo, gw.chat_many(reqs, desc=f"questions (try {t + 1})")):
+        for s, c in zip(todo, gw.chat_many(reqs, desc=f"questions (try {t + 1})", purpose="questions")):
             st = stats[s.key]
             st.attempts += 1
             if c.status != "ok":

@@ -173,7 +173,7 @@ def elicit(questions: list[dict], settings: ElicitSettings, taxonomy: Taxonomy, 
             title = taxonomy.scenario(q["scenario"]).title if settings.scenario_questions and q.get("scenario") else None
             msgs1.append([{"role": "user", "content": code_prompt(q["text"], title)}])
         outs1 = gw.chat_many([ChatRequest(m, sample=0, params=extra) for m in msgs1],
-                             desc=f"{settings.run}: code turn {start // bs + 1}")
+                             desc=f"{settings.run}: code turn {start // bs + 1}", purpose="code turn")
         pending = []  # (record, messages)
         for rec, m, c in zip(recs, msgs1, outs1):
             rec["turn1"] = _turn(m, c)
@@ -206,7 +206,7 @@ def elicit(questions: list[dict], settings: ElicitSettings, taxonomy: Taxonomy, 
             rec["prompt_text"] = prompt_text(m2)
             pending.append((rec, m2))
         outs2 = gw.chat_many([ChatRequest(m2, sample=0, params=extra) for _, m2 in pending],
-                             desc=f"{settings.run}: test turn {start // bs + 1}") if pending else []
+                             desc=f"{settings.run}: test turn {start // bs + 1}", purpose="test turn") if pending else []
         for (rec, m2), c in zip(pending, outs2):
             rec["turn2"] = _turn(m2, c)
             if c.status != "ok":

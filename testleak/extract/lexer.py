@@ -185,6 +185,7 @@ def lex(code: str, language: str | None, attr_for, with_tests: bool = True) -> P
     masked = "".join(pieces)
 
     lits: list[Literal] = []
+    rows = _table_rows(masked) if "struct" in masked else []
     prev_end = 0
     prev_val: str | None = None
     prev_is_str = False
@@ -196,6 +197,8 @@ def lex(code: str, language: str | None, attr_for, with_tests: bool = True) -> P
                                                   and attr_for(prev_val))):
             if _WORD.match(prev_val) or _BETWEEN_KEY.match(between):
                 key = prev_val
+        if key is None and rows:
+            key = _row_key(masked, s, rows)
         if key is None:
             window = masked[max(0, s - 160):s]
             key = _key_from_window(window, masked, s, e, attr_for)
@@ -216,20 +219,71 @@ _COLLECTION_TYPE = re.compile(r"(?:\bnew\s*(?:[\w.]+\s*(?:<[^<>{}]*>)?)?\s*(?:\[
 _STATEMENT_START = re.compile(r"[;{}\n][^;{}\n]*$")
 
 
+_GO_TABLE = re.compile(r"\[\]\s*struct\s*\{(?P<f>[^{}]*)\}\s*\{")
+_GO_FIELDS = re.compile(r"(?P<names>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s+[\w.*\[\]]+\s*(?:`[^`]*`)?\s*(?:;|\n|$)")
+
+
+def _open_brackets(window: str, most: int = 2) -> list[int]:
+    """Positions of the innermost unclosed brackets of ``window``, innermost first."""
+    out: list[int] = []
+    depth = 0
+    for m in reversed(list(_BRACKETS.finditer(window))):
+        if m.group(0) in ")]}":
+            depth += 1
+        elif depth:
+            depth -= 1
+        else:
+            out.append(m.start())
+            if len(out) == most:
+                break
+    return out
+
+
+def _table_rows(masked: str) -> list[tuple[int, int, list[str]]]:
+    """Go table-driven tests: ``(start, end, fields)`` of every positional row of a
+    ``[]struct{ email, phone string }{ {"a", "b"}, ... }`` literal."""
+    rows = []
+    for t in _GO_TABLE.finditer(masked):
+        fields = [n.strip() for f in _GO_FIELDS.finditer(t.group("f")) for n in f.group("names").split(",")]
+        end = _match_close(masked, t.end() - 1, "{")
+        depth = 0
+        for m in _BRACKETS.finditer(masked, t.end(), end):
+            ch = m.group(0)
+            if ch in "([{":
+                depth += 1
+                if depth == 1 and ch == "{":
+                    rows.append((m.end(), _match_close(masked, m.start(), "{") - 1, fields))
+            else:
+                depth -= 1
+    return rows
+
+
+def _row_key(masked: str, s: int, rows: list[tuple[int, int, list[str]]]) -> str | None:
+    """The struct field a positional value at ``s`` fills in its table row, else None."""
+    for start, end, fields in rows:
+        if start <= s < end:
+            depth, index = 0, 0
+            for ch in masked[start:s]:
+                if ch in "([{":
+                    depth += 1
+                elif ch in ")]}":
+                    depth -= 1
+                elif ch == "," and depth == 0:
+                    index += 1
+            if index >= len(fields) or (index == 0 and fields[0] == "name"):
+                return None  # by Go convention the first field `name` names the test case
+            return fields[index]
+    return None
+
+
 def _collection_key(window: str, attr_for) -> str | None:
     """The name a collection literal is bound to, for an element of it: ``emails =
     List.of("a", "b")``, ``string[] passwords = { "a" }``, ``passwords.add("a")``,
-    ``phones := []string{"a"}``; only when that name maps to an attribute."""
-    depth = 0
-    for m in reversed(list(_BRACKETS.finditer(window))):
-        ch = m.group(0)
-        if ch in ")]}":
-            depth += 1
-            continue
-        if depth:
-            depth -= 1
-            continue
-        before = window[:m.start()]
+    ``phones := []string{"a"}``, a Go table row's struct field; only when that name maps
+    to an attribute."""
+    for start in _open_brackets(window, 1):
+        ch = window[start]
+        before = window[:start]
         key = None
         if ch == "(":
             a = _ADDER.search(before)

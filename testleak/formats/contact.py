@@ -18,9 +18,10 @@ from email_validator import EmailNotValidError, validate_email
 PHONE_REGIONS = ("US", "GB", "CN", "IN", "DE", "FR", "JP", "AU", "CA")
 
 _PHONE_SHAPE = re.compile(r"^\+{0,2}[\d\s().\-/]{6,24}(?:\s*(?:x|ext\.?)\s*\d{1,6})?$")
+_EXTENSION = re.compile(r"\s*(?:x|ext\.?)\s*\d{1,6}$")
 _NOT_PHONE = re.compile(r"^\d{4}[-/.]\d{1,2}[-/.]\d{1,2}$|^\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}$|^\d{3}-\d{2}-\d{4}$")
 _IDD = re.compile(r"^\(?(?:\+\s*\+|00|011)[\s\-.)]*(?=[1-9])")
-_EMAIL_SHAPE = re.compile(r'^(?:"[^"\r\n]{1,64}"|[^@\s"]{1,64})@[^@\s]{1,255}$')
+_EMAIL_SHAPE = re.compile(r'^(?:"[^"\r\n]{1,254}"|[^@\s"]{1,254})@[^@\s]{1,255}$')  # lengths: the validator's call
 
 
 def email_error(v: str) -> str | None:
@@ -53,7 +54,7 @@ def parse_phone(v: str, regions=PHONE_REGIONS, *, valid: bool = True) -> phonenu
     s = v.strip()
     if not _PHONE_SHAPE.match(s) or _NOT_PHONE.match(s):
         return None
-    if not 7 <= sum(ch.isdigit() for ch in s) <= 15:
+    if not 7 <= sum(ch.isdigit() for ch in _EXTENSION.sub("", s)) <= 15:
         return None
     ok = phonenumbers.is_valid_number if valid else phonenumbers.is_possible_number
     intl = s if s.startswith("+") and not s.startswith("++") else _international(s)

@@ -127,12 +127,6 @@ def prototypes_from(attrs: Sequence[str], emb: np.ndarray) -> tuple[list[str], n
     return names, np.stack([v / (np.linalg.norm(v) or 1.0) for v in vecs])
 
 
-def prototypes(library: Mapping[str, Mapping[str, list]], kind: str, encoder, neutral_slot: str | None = None
-               ) -> tuple[list[str], np.ndarray]:
-    """Attribute prototypes of ``kind`` from a library (see :func:`prototypes_from`)."""
-    return prototypes_from(*library_embeddings(library, kind, encoder, neutral_slot))
-
-
 def dbscan(emb: np.ndarray, eps: float, min_samples: int, metric: str = "cosine") -> np.ndarray:
     """DBSCAN labels (-1 = noise)."""
     from sklearn.cluster import DBSCAN

@@ -14,15 +14,18 @@ spans through the tokenizer's offsets:
   copy of the input per token with that token replaced by the mask symbol, one forward row per
   token, l_i = -log softmax(logits_i)[t_i]. Needs a local CodeBERT-style masked LM
   (``library.division.mlm_path``); none installs offline here.
-- ``causal_surprisal`` (offline default): l_i = -log P(t_i | t_<i) under the packaged
-  Qwen2.5-Coder-0.5B GGUF (loaded with transformers, dequantised, once per process). Left
-  context only: a line's first identifier is always surprising, so the instance is scored
-  after the source lines that precede it in the leak context (``prefix``).
-- ``fim_pll``: a bidirectional pseudo-NLL with the same causal model through its
-  fill-in-the-middle format: row i = ``<fim_prefix> t_<i <fim_suffix> t_>i <fim_middle>`` and
-  l_i = -log P(first middle token = t_i). One forward row per token, like ``mlm_pll``; the
-  closest offline analogue of the paper's CodeBERT pseudo-NLL, n times dearer than
-  ``causal_surprisal``.
+- ``causal_surprisal`` (offline default): l_i = -log P(t_i | t_<i) under the scorer model
+  ``library.division.models[library.division.model]``, a packaged GGUF loaded with
+  transformers (dequantised, once per process). Default: the Gemma 3 270M base model, another
+  family than the Qwen models under test, chosen by measurement on the prior library
+  (benchmarks/bench_division.py); ``model: qwen2.5-coder-0.5b`` is the model under test itself
+  (not independent, kept as an option). Left context only: a line's first identifier is always
+  surprising, so the instance is scored after the source lines that precede it in the leak
+  context (``prefix``).
+- ``fim_pll``: a bidirectional pseudo-NLL with a causal model through its fill-in-the-middle
+  format: row i = ``<fim_prefix> t_<i <fim_suffix> t_>i <fim_middle>`` and
+  l_i = -log P(first middle token = t_i). One forward row per token, like ``mlm_pll``, n times
+  dearer than ``causal_surprisal``. Needs FIM tokens: only the Qwen scorer model has them.
 
 The known value span (``library.division.value_span``):
 
@@ -107,10 +110,6 @@ def _batched_target_nll(model, rows: list[list[int]], positions: list[int], targ
             for j, r in enumerate(idx):
                 out[r] = float(nll[j])
     return out
-
-
-def _shift(offs, base):
-    return [(a - base, b - base) for a, b in offs]
 
 
 class MaskedLMScorer(Scorer):
@@ -256,14 +255,24 @@ class FimPLLScorer(Scorer):
 _SCORER_CACHE: dict[tuple, Scorer] = {}
 
 
+def scorer_model_cfg(division_cfg: Mapping) -> Mapping:
+    """The scorer model's config: ``library.division.models[library.division.model]``."""
+    models = division_cfg.get("models") or {}
+    name = division_cfg.get("model")
+    if name not in models:
+        raise ConfigError(f"library.division.model={name!r} is not a key of library.division.models; "
+                          f"known: {', '.join(models) or '(none)'} (conf/library/default.yaml)")
+    cfg = models[name]
+    if not (cfg or {}).get("gguf"):
+        raise ConfigError(f"library.division.models.{name}.gguf is missing: name the scorer model's GGUF parts")
+    return cfg
+
+
 def scorer_gguf_path(division_cfg: Mapping, models_dir: str | Path) -> Path:
-    """Assemble/check the scorer GGUF (config ``library.division.causal``) and return its path."""
+    """Assemble/check the scorer GGUF (config ``library.division.models[model]``) and return its path."""
     from ..llm.local import ensure_model
 
-    causal = division_cfg.get("causal") or {}
-    if not causal.get("gguf"):
-        raise ConfigError("library.division.causal.gguf is missing: name the scorer model's GGUF parts (conf/library/default.yaml)")
-    return ensure_model({"name": causal.get("name", "scorer"), "gguf": dict(causal["gguf"])}, models_dir)
+    return ensure_model(scorer_model_cfg(division_cfg), models_dir)
 
 
 def get_scorer(division_cfg: Mapping, models_dir: str | Path | None = None) -> Scorer:
@@ -280,7 +289,7 @@ def get_scorer(division_cfg: Mapping, models_dir: str | Path | None = None) -> S
     if models_dir is None:
         raise ConfigError("get_scorer needs models_dir (testleak.paths.Paths().models) for the GGUF scorer")
     path = scorer_gguf_path(division_cfg, models_dir)
-    dtype = (division_cfg.get("causal") or {}).get("dtype", "bfloat16")
+    dtype = scorer_model_cfg(division_cfg).get("dtype", "bfloat16")
     key = (name, str(path), dtype, bs)
     if key not in _SCORER_CACHE:
         model, tok = load_gguf_causal_lm(path, dtype)

@@ -1,7 +1,8 @@
 """Figures of the library round (paper Figs. 3-5), privacy-safe: no text, only scores and points.
 
 Fig. 3: distribution of token pseudo-NLL scores of template vs fragment tokens, dashed line at
-the median per-instance Q1 threshold. Figs. 4/5: 2-D projection (PCA or t-SNE) of fragment /
+the median per-instance Q1 threshold of the instances whose roles Q1 decided (``value_span:
+score``); in anchor mode the value span decides the roles and no Q1 line is drawn. Figs. 4/5: 2-D projection (PCA or t-SNE) of fragment /
 template embeddings coloured by the attribute they were filed under; noise in grey. No string
 (raw or masked) is drawn, so nothing of a value can leave data/ through a figure.
 """
@@ -32,17 +33,30 @@ def _save(plt, fig, path: str | Path) -> Path:
     return p
 
 
+def q1_line(divisions: Sequence[dict]) -> float | None:
+    """Where Fig. 3 draws the Q1 line: the median threshold of the divisions whose roles it decided.
+
+    Only the paper's rule (policy ``score``) assigns roles by the threshold; in anchor mode the
+    value span does, so anchored divisions contribute nothing and an all-anchor round has no line.
+    """
+    thr = [d["threshold"] for d in divisions if d.get("status") == "divided" and d.get("policy") == "score"]
+    return float(np.median(thr)) if thr else None
+
+
 def division_scores_figure(divisions: Sequence[dict], path: str | Path) -> Path:
     plt = _plt()
     tmp = [t["score"] for d in divisions if d.get("status") == "divided" for t in d["tokens"] if t["role"] == "template"]
     frag = [t["score"] for d in divisions if d.get("status") == "divided" for t in d["tokens"] if t["role"] == "fragment"]
-    thr = [d["threshold"] for d in divisions if d.get("status") == "divided"]
+    line = q1_line(divisions)
+    anchored = sum(d.get("status") == "divided" and d.get("policy") != "score" for d in divisions)
     fig, ax = plt.subplots(figsize=(6, 3.5))
     bins = np.linspace(0, max(tmp + frag + [1.0]), 30)
     ax.hist(tmp, bins=bins, alpha=0.6, label=f"template tokens (n={len(tmp)})")
     ax.hist(frag, bins=bins, alpha=0.6, label=f"fragment tokens (n={len(frag)})")
-    if thr:
-        ax.axvline(float(np.median(thr)), ls="--", color="k", label="Q1 threshold (median)")
+    if line is not None:
+        ax.axvline(line, ls="--", color="k", label="Q1 threshold (median)")
+    if anchored:
+        ax.set_title(f"roles of {anchored} instance(s) from the value span (anchor), not from Q1", fontsize=8)
     ax.set_xlabel("token pseudo-NLL")
     ax.set_ylabel("tokens")
     ax.legend(fontsize=8)

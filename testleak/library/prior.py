@@ -29,7 +29,6 @@ import yaml
 from ..errors import ConfigError, DataError
 
 KINDS = ("templates", "fragments")
-LANGS = ("python", "javascript", "java", "json", "yaml", "sql", "text")
 
 
 def _check_entry(entry: Any, where: str, kind: str) -> dict:

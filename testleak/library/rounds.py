@@ -47,7 +47,7 @@ def leak_instances(confirmed: Sequence[dict], candidates: Mapping[str, dict], re
     """Instances for the confirmed leaks (``status == confirmed``); returns (instances, status counts)."""
     out, counts = [], Counter()
     for c in confirmed:
-        if c.get("status", "confirmed") != "confirmed":
+        if c.get("status") != "confirmed":
             counts["not_confirmed"] += 1
             continue
         cand = candidates.get(c.get("candidate_id")) or {}
@@ -80,6 +80,22 @@ def build_round(instances: Sequence[dict], base_library: Mapping[str, Mapping[st
                 slots: Mapping[str, str], division_cfg: Mapping, clustering_cfg: Mapping, run: str,
                 other_values: Mapping[str, Sequence[tuple[str, str]]] | None = None) -> tuple[dict, list[dict], dict]:
     """Divide, cluster and merge; returns (library document, division records, stats)."""
+    divisions, new = divide_instances(instances, scorer, slots, division_cfg, other_values)
+    lib = {a: {"templates": [dict(e) for e in b.get("templates", [])],
+               "fragments": [dict(e) for e in b.get("fragments", [])]} for a, b in base_library.items()}
+    stats = {"run": run, "instances": len(instances), "divided": len(new["templates"]),
+             "division_failed": sum(d["status"] == "division_failed" for d in divisions)}
+    clusters = {}
+    for kind in ("templates", "fragments"):
+        clusters[kind], stats[kind] = merge_kind(lib, kind, new[kind], base_library, encoder, clustering_cfg, run)
+    doc = {"schema": "library/1", "version": 1, "run": run, "attributes": lib, "stats": stats}
+    return doc, divisions, {**stats, "_clusters": clusters, "_new": new}
+
+
+def divide_instances(instances: Sequence[dict], scorer: Scorer, slots: Mapping[str, str], division_cfg: Mapping,
+                     other_values: Mapping[str, Sequence[tuple[str, str]]] | None = None
+                     ) -> tuple[list[dict], dict[str, list[dict]]]:
+    """Score and divide the ``ok`` instances (Sec. 5.2); returns (division records, new {templates, fragments})."""
     ok = [i for i in instances if i.get("status") == "ok"]
     quantile = float(division_cfg.get("quantile", 0.25))
     policy = division_cfg.get("value_span", "anchor")
@@ -87,9 +103,8 @@ def build_round(instances: Sequence[dict], base_library: Mapping[str, Mapping[st
     scored = scorer.score([i["text"] for i in ok], [i.get("prefix", "") for i in ok]) if ok else []
     divisions, new_t, new_f = [], [], []
     for inst, ts in zip(ok, scored):
-        slot = slots[inst["attribute"]]
         try:
-            d = divide(ts, slot, quantile, tuple(inst["value_span"]), policy, minc)
+            d = divide(ts, slots[inst["attribute"]], quantile, tuple(inst["value_span"]), policy, minc)
         except DataError as e:
             divisions.append({**_meta(inst), "status": "division_failed", "error": str(e)})
             continue
@@ -97,53 +112,51 @@ def build_round(instances: Sequence[dict], base_library: Mapping[str, Mapping[st
         for v, s in (other_values or {}).get(inst.get("response_id"), ()):  # other leaked values on the line
             if v and v in template:
                 template = template.replace(v, s)
-        rec = {**_meta(inst), "status": "divided", "scorer": scorer.name, "policy": policy, **d.to_record(),
-               "template": template}
-        divisions.append(rec)
+        divisions.append({**_meta(inst), "status": "divided", "scorer": scorer.name, "policy": policy,
+                          **d.to_record(), "template": template})
         new_t.append({"text": template, "lang": inst["language"], "attribute": inst["attribute"],
                       "candidate_id": inst["candidate_id"]})
-        for f in d.fragments:
-            new_f.append({"text": f["text"], "attribute": inst["attribute"], "candidate_id": inst["candidate_id"],
-                          "by": f["by"]})
-    lib = {a: {"templates": [dict(e) for e in b.get("templates", [])],
-               "fragments": [dict(e) for e in b.get("fragments", [])]} for a, b in base_library.items()}
-    stats = {"run": run, "instances": len(instances), "divided": len(new_t),
-             "division_failed": sum(d["status"] == "division_failed" for d in divisions)}
-    clusters = {}
-    for kind, items in (("templates", new_t), ("fragments", new_f)):
-        # one entry per distinct text (the same template from many leaks clusters once)
-        uniq = list(dict.fromkeys(i["text"] for i in items))
-        res = cluster_kind(uniq, base_library, kind, encoder, clustering_cfg) if uniq else {"items": [], "labels": [],
-                                                                                           "embeddings": None}
-        by_text = dict(zip(uniq, res["items"]))
-        clusters[kind] = {"texts": uniq, **res}
-        existing = {a: {e["text"] for e in b[kind]} for a, b in lib.items()}
-        c = Counter()
-        for it in items:
-            r = by_text[it["text"]]
-            it.update({k: r[k] for k in ("cluster", "similarity", "status")}, filed_under=r["attribute"])
-        for t in uniq:
-            r = by_text[t]
-            if r["status"] != "clustered":
-                c[r["status"]] += 1
-                continue
-            attr = r["attribute"]
-            if t in existing.get(attr, set()):
-                c["duplicate"] += 1
-                continue
-            src = next(i for i in items if i["text"] == t)
-            entry = {"text": t, "source": f"run:{run}", "source_run": run, "cluster": r["cluster"],
-                     "similarity": r["similarity"], "record_attribute": src["attribute"],
-                     "candidate_ids": sorted({i["candidate_id"] for i in items if i["text"] == t})}
-            if kind == "templates":
-                entry["lang"] = src["lang"]
-            lib.setdefault(attr, {"templates": [], "fragments": []})[kind].append(entry)
-            existing.setdefault(attr, set()).add(t)
-            c["added"] += 1
-        stats[kind] = {"new": len(items), "distinct": len(uniq), **{k: c[k] for k in
-                                                                     ("added", "duplicate", "noise", "low_similarity")}}
-    doc = {"schema": "library/1", "version": 1, "run": run, "attributes": lib, "stats": stats}
-    return doc, divisions, {**stats, "_clusters": clusters, "_new": {"templates": new_t, "fragments": new_f}}
+        new_f.extend({"text": f["text"], "attribute": inst["attribute"], "candidate_id": inst["candidate_id"],
+                      "by": f["by"]} for f in d.fragments)
+    return divisions, {"templates": new_t, "fragments": new_f}
+
+
+def merge_kind(lib: dict, kind: str, items: list[dict], base_library: Mapping[str, Mapping[str, list]], encoder,
+               clustering_cfg: Mapping, run: str) -> tuple[dict, dict]:
+    """Cluster the new items of ``kind`` (Sec. 5.3) and append the clustered, new ones to ``lib`` in place.
+
+    Each item gets its cluster, similarity, status and ``filed_under``; returns (cluster info, counts).
+    """
+    uniq = list(dict.fromkeys(i["text"] for i in items))  # the same template from many leaks clusters once
+    res = (cluster_kind(uniq, base_library, kind, encoder, clustering_cfg) if uniq
+           else {"items": [], "labels": [], "embeddings": None})
+    by_text = dict(zip(uniq, res["items"]))
+    existing = {a: {e["text"] for e in b[kind]} for a, b in lib.items()}
+    c = Counter()
+    for it in items:
+        r = by_text[it["text"]]
+        it.update({k: r[k] for k in ("cluster", "similarity", "status")}, filed_under=r["attribute"])
+    for t in uniq:
+        r = by_text[t]
+        if r["status"] != "clustered":
+            c[r["status"]] += 1
+            continue
+        attr = r["attribute"]
+        if t in existing.get(attr, set()):
+            c["duplicate"] += 1
+            continue
+        src = next(i for i in items if i["text"] == t)
+        entry = {"text": t, "source": f"run:{run}", "source_run": run, "cluster": r["cluster"],
+                 "similarity": r["similarity"], "record_attribute": src["attribute"],
+                 "candidate_ids": sorted({i["candidate_id"] for i in items if i["text"] == t})}
+        if kind == "templates":
+            entry["lang"] = src["lang"]
+        lib.setdefault(attr, {"templates": [], "fragments": []})[kind].append(entry)
+        existing.setdefault(attr, set()).add(t)
+        c["added"] += 1
+    counts = {"new": len(items), "distinct": len(uniq),
+              **{k: c[k] for k in ("added", "duplicate", "noise", "low_similarity")}}
+    return {"texts": uniq, **res}, counts
 
 
 def _meta(inst: dict) -> dict:

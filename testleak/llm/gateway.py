@@ -14,8 +14,8 @@ API-key environment variable and default sampling. The gateway gives:
   rerun or a resumed stage makes zero repeated calls (only successes are cached);
 - identical requests in one :meth:`Gateway.chat_many` batch (same cache key) sent once,
   the duplicates sharing the answer;
-- a call log (JSONL: latency, tokens, status, attempts, cache hits, shared answers; never
-  prompt text).
+- a call log (JSONL: latency, tokens, status, attempts, cache hits, shared answers, and the
+  stage, run and purpose each call is for; never prompt text).
 
 Rate limiting, retries, deadline, cache, call log and URL masking are the shared HTTP
 policy of :mod:`testleak.net`. Endpoints in messages have their credentials masked.
@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import AuthError, ConfigError, LLMError
-from ..net import (CallLog, GiveUp, JsonCache, RateLimiter, Retryable, RetryPolicy, canonical_key,
-                   connection_refused, mask_url, mask_urls_in_text, retry_after)
+from ..net import (CallLog, GiveUp, JsonCache, RateLimiter, Retryable, RetryPolicy, canonical_key, mask_url,
+                   mask_urls_in_text, retry_after, transport_error)
 
 PROVIDERS = ("local", "openai")
 LOCAL_API_KEY = "sk-local-no-key"
@@ -49,6 +49,7 @@ class ChatRequest:
     messages: list
     sample: int = 0
     params: dict = field(default_factory=dict)
+    purpose: str | None = None  # what the call is for (call log only; not part of the cache key)
 
 
 @dataclass
@@ -97,7 +98,7 @@ class Gateway:
     def __init__(self, model_cfg, *, cache_dir: str | os.PathLike, log_path: str | os.PathLike | None = None,
                  models_dir: str | os.PathLike | None = None, backoff_base: float = 1.0,
                  backoff_max: float = 60.0, show_progress: bool | None = None,
-                 echo: Callable[[str], None] | None = None):
+                 echo: Callable[[str], None] | None = None, attribution: Mapping | None = None):
         self.cfg = _to_dict(model_cfg)
         self.name = self.cfg.get("name", "?")
         provider = self.cfg.get("provider")
@@ -119,6 +120,8 @@ class Gateway:
         self.cache = JsonCache(Path(cache_dir) / "responses.sqlite")
         self.log_path = Path(log_path) if log_path else None
         self.calls = CallLog(self.log_path)
+        # stage and run every call-log line is attributed to (tokens and cost per stage/run)
+        self.attribution = {"stage": None, "run": None, **dict(attribution or {})}
         self._client = None
         self._client_lock = threading.Lock()
         self._server_key = None
@@ -192,8 +195,9 @@ class Gateway:
         return mask_url(base.rstrip("/") + "/chat/completions")
 
     # -- logging -----------------------------------------------------------------------
-    def _log(self, key: str, c: Completion, shared: bool = False) -> None:
-        self.calls.write(model=self.name, key=key[:16], status=c.status, error_kind=c.error_kind,
+    def _log(self, key: str, c: Completion, purpose: str | None, shared: bool = False) -> None:
+        self.calls.write(model=self.name, **self.attribution, purpose=purpose, key=key[:16], status=c.status,
+                         error_kind=c.error_kind,
                          cached=c.cached, shared=shared, attempts=0 if shared else c.attempts,
                          latency_s=0.0 if shared else round(c.latency_s, 3),
                          prompt_tokens=c.usage.get("prompt_tokens", 0),
@@ -204,19 +208,22 @@ class Gateway:
             self.stats[name] += n
 
     # -- calls -----------------------------------------------------------------------
-    def chat(self, messages: Sequence[Mapping], sample: int = 0, **params) -> Completion:
-        return self._one(*self._prepare(ChatRequest(list(messages), sample, params)))
+    def chat(self, messages: Sequence[Mapping], sample: int = 0, *, purpose: str | None = None,
+             **params) -> Completion:
+        return self._one(*self._prepare(ChatRequest(list(messages), sample, params, purpose)))
 
-    def chat_many(self, requests: Iterable[ChatRequest], desc: str | None = None) -> list[Completion]:
+    def chat_many(self, requests: Iterable[ChatRequest], desc: str | None = None,
+                  purpose: str | None = None) -> list[Completion]:
         """Answers in request order. Requests with the same cache key are sent once: the
         first of them is answered (from the cache or the endpoint), the others share its
-        answer (logged with ``shared: true``)."""
+        answer (logged with ``shared: true``). ``purpose`` (for requests without their own)
+        goes to the call log; ``desc`` labels the progress bar."""
         reqs = list(requests)
         if not reqs:
             return []
-        prepared = [self._prepare(r) for r in reqs]
+        prepared = [self._prepare(r, purpose) for r in reqs]
         first: dict[str, int] = {}
-        for i, (key, _, _) in enumerate(prepared):
+        for i, (key, *_) in enumerate(prepared):
             first.setdefault(key, i)
         unique = sorted(first.values())
         out: list[Completion | None] = [None] * len(reqs)
@@ -239,12 +246,12 @@ class Gateway:
             else:
                 with ThreadPoolExecutor(max_workers=min(self.concurrency, len(unique))) as ex:
                     list(ex.map(run, unique))
-            for i, (key, _, _) in enumerate(prepared):
+            for i, (key, *_, why) in enumerate(prepared):
                 j = first[key]
                 if j != i:
                     out[i] = Completion(**copy.deepcopy(asdict(out[j])))
                     self._count("shared")
-                    self._log(key, out[i], shared=True)
+                    self._log(key, out[i], why, shared=True)
                     if bar is not None:
                         bar.update(1)
         finally:
@@ -252,26 +259,27 @@ class Gateway:
                 bar.close()
         return out  # type: ignore[return-value]
 
-    def _prepare(self, req: ChatRequest) -> tuple[str, list, dict]:
+    def _prepare(self, req: ChatRequest, purpose: str | None = None) -> tuple[str, list, dict, str | None]:
         params = self.sampling(req.params)
         if self.provider == "local" and "seed" not in params:
             params["seed"] = int(req.sample)
-        return cache_key(self.identity, req.messages, params, req.sample), req.messages, params
+        key = cache_key(self.identity, req.messages, params, req.sample)
+        return key, req.messages, params, req.purpose or purpose
 
-    def _one(self, key: str, messages: list, params: dict) -> Completion:
+    def _one(self, key: str, messages: list, params: dict, purpose: str | None = None) -> Completion:
         hit = self.cache.get(key)
         if hit is not None:
             c = Completion(**hit)
             c.cached = True
             self._count("cache_hits")
-            self._log(key, c)
+            self._log(key, c, purpose)
             return c
         c = self._call(messages, params)
         if c.status == "ok":
             self.cache.put(key, {k: v for k, v in asdict(c).items() if k != "cached"})
         else:
             self._count("errors")
-        self._log(key, c)
+        self._log(key, c, purpose)
         return c
 
     def _call(self, messages: list, params: dict) -> Completion:
@@ -311,12 +319,8 @@ class Gateway:
                 raise Retryable("http_429", "HTTP 429", wait=retry_after(e.response.headers)) from None
             except openai.InternalServerError as e:
                 raise Retryable("http_5xx", f"HTTP {e.status_code}", wait=retry_after(e.response.headers)) from None
-            except openai.APITimeoutError:
-                raise Retryable("timeout", f"no answer within {timeout:.1f} s") from None
-            except openai.APIConnectionError as e:
-                if connection_refused(e):
-                    raise Retryable("connection_refused", "connection refused") from None
-                raise Retryable("connection", f"connection failed: {type(e.__cause__ or e).__name__}") from None
+            except openai.APIConnectionError as e:  # APITimeoutError included
+                raise transport_error(e, isinstance(e, openai.APITimeoutError), timeout) from None
 
         def error(kind: str, message: str) -> Completion:
             return Completion(status="error", error_kind=kind, model=self.name, attempts=attempts,

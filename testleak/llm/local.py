@@ -38,7 +38,9 @@ def _part_files(gguf: Mapping) -> list[Path]:
             missing.append(pkg)
             continue
         base = Path(list(spec.submodule_search_locations)[0])
-        bins = sorted((base / "data").glob("*.bin")) or sorted(base.rglob("*.bin"))
+        # parts are data/partNN.bin (Qwen packages) or data/<file>.gguf.partNN (Gemma packages)
+        bins = (sorted((base / "data").glob("*.bin")) or sorted((base / "data").glob("*.part[0-9]*"))
+                or sorted(base.rglob("*.bin")))
         if not bins:
             missing.append(pkg)
         files.extend(bins)

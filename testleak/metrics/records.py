@@ -9,8 +9,7 @@ from __future__ import annotations
 from typing import Iterable, Mapping
 
 from ..errors import DataError
-
-STATUSES = ("ok", "refused", "no_code", "error")
+from ..methods import STATUSES
 
 
 def response_status(response: Mapping) -> str:
@@ -41,9 +40,9 @@ def response_attributes(response: Mapping, questions: Mapping[str, Mapping] | No
 
 
 def is_confirmed(record: Mapping) -> bool:
-    """A confirmed.jsonl record counts unless it says otherwise (``status`` other than
-    ``confirmed``, e.g. ``potential``, or ``confirmed: false``)."""
-    return record.get("status", "confirmed") == "confirmed" and record.get("confirmed", True) is not False
+    """A confirmed.jsonl record counts only when its ``status`` says ``confirmed`` (a record
+    without status is not a leak; readers reject it) and it does not say ``confirmed: false``."""
+    return record.get("status") == "confirmed" and record.get("confirmed", True) is not False
 
 
 def confirmed_only(records: Iterable[Mapping]) -> list[Mapping]:

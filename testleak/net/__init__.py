@@ -19,9 +19,10 @@ It sits below both: it imports nothing from testleak but :mod:`testleak.errors`.
 from .cache import JsonCache, canonical_key
 from .calllog import CallLog
 from .ratelimit import RateLimiter
-from .retry import Deadline, GiveUp, Retryable, RetryPolicy, backoff_delay, connection_refused, retry_after
+from .retry import (Deadline, GiveUp, Retryable, RetryPolicy, backoff_delay, connection_refused, retry_after,
+                    transport_error)
 from .urls import mask_url, mask_urls_in_text
 
 __all__ = ["CallLog", "Deadline", "GiveUp", "JsonCache", "RateLimiter", "RetryPolicy", "Retryable",
            "backoff_delay", "canonical_key", "connection_refused", "mask_url", "mask_urls_in_text",
-           "retry_after"]
+           "retry_after", "transport_error"]

@@ -116,6 +116,17 @@ class Retryable(Exception):
         self.deferred = deferred
 
 
+def transport_error(exc: BaseException, timed_out: bool, timeout: float) -> Retryable:
+    """The :class:`Retryable` for an attempt that got no HTTP answer: a timeout, a refused
+    connection, or another connection failure (named by its exception type only: transport
+    messages may quote the URL)."""
+    if timed_out:
+        return Retryable("timeout", f"no answer within {timeout:.1f} s")
+    if connection_refused(exc):
+        return Retryable("connection_refused", "connection refused")
+    return Retryable("connection", f"connection failed: {type(exc.__cause__ or exc).__name__}")
+
+
 class GiveUp(Exception):
     """The policy stopped retrying; ``str()`` is one line naming the masked endpoint."""
 

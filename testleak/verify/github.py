@@ -32,8 +32,8 @@ from typing import Callable, Mapping
 import requests
 
 from ..errors import ConfigError
-from ..net import (CallLog, GiveUp, JsonCache, RateLimiter, Retryable, RetryPolicy, canonical_key,
-                   connection_refused, mask_url, mask_urls_in_text, retry_after)
+from ..net import (CallLog, GiveUp, JsonCache, RateLimiter, Retryable, RetryPolicy, canonical_key, mask_url,
+                   mask_urls_in_text, retry_after, transport_error)
 from ..privacy import mask
 
 ENGINE = "github-rest-legacy"
@@ -125,12 +125,8 @@ class GitHubSearch:
                                               "Accept": "application/vnd.github+json",
                                               "X-GitHub-Api-Version": "2022-11-28"},
                                      timeout=timeout)
-            except requests.Timeout:
-                raise Retryable("timeout", f"no answer within {timeout:.1f} s") from None
             except requests.RequestException as e:
-                if connection_refused(e):
-                    raise Retryable("connection_refused", "connection refused") from None
-                raise Retryable("connection", f"connection failed: {type(e).__name__}") from None
+                raise transport_error(e, isinstance(e, requests.Timeout), timeout) from None
             if r.status_code == 200:
                 return r.json()
             if r.status_code == 401:

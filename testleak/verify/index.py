@@ -108,15 +108,14 @@ def corpus_files(local_cfg) -> Iterator[CorpusFile]:
         raise ConfigError(f"unknown verifier.local.corpus {corpus!r}; known: dirs, site-packages")
 
 
-def _create_schema(con: sqlite3.Connection, case: bool) -> None:
-    con.executescript(f"""
-        PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=4096;
-        CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
-        CREATE TABLE repos(id INTEGER PRIMARY KEY, name TEXT UNIQUE);
-        CREATE TABLE files(id INTEGER PRIMARY KEY, repo_id INTEGER, path TEXT, size INTEGER, content BLOB);
-        CREATE VIRTUAL TABLE grams USING fts5(body, tokenize="trigram case_sensitive {1 if case else 0}",
-                                             detail=none, content='');
-    """)
+@dataclass(frozen=True)
+class CorpusDoc:
+    """One document of the bounded corpus, as every index engine stores it."""
+    repo_id: int       # 1-based, in order of first appearance (identical across engines)
+    repo: str
+    path: str
+    size: int          # bytes on disk
+    text: str          # UTF-8 decoded (undecodable bytes replaced, counted)
 
 
 def _read_text(raw: bytes, stats: dict) -> str:
@@ -128,11 +127,57 @@ def _read_text(raw: bytes, stats: dict) -> str:
         return raw.decode("utf-8", errors="replace")
 
 
-def _insert_files(con: sqlite3.Connection, files: Iterable[CorpusFile], stats: dict, max_file: int,
-                  max_files: int | None, max_bytes: int | None, compress: bool, batch_size: int = 500) -> None:
-    """Insert the corpus files (in order, within the limits) into the repos/files/grams tables."""
+def select_corpus(local_cfg, files: Iterable[CorpusFile] | None = None,
+                  stats: dict | None = None) -> Iterator[CorpusDoc]:
+    """The documents an index holds: the corpus files of ``verifier.local`` in their
+    deterministic order, files over ``max_file_bytes`` skipped (GitHub indexes files under
+    384 KB), stopped at ``max_files`` / ``max_bytes``. Every engine (FTS5 here, infini-gram
+    in :mod:`.infinigram`) indexes exactly these documents, so their hit counts agree.
+    ``stats`` (if given) is filled with files, bytes, repos, skipped and truncation counts."""
+    max_file = int(_cfg_get(local_cfg, "max_file_bytes", 393216))
+    max_files = int(_cfg_get(local_cfg, "max_files", 0)) or None
+    max_bytes = int(_cfg_get(local_cfg, "max_bytes", 0)) or None
+    files = corpus_files(local_cfg) if files is None else files
+    st = stats if stats is not None else {}
+    st.update({"files": 0, "bytes": 0, "repos": 0, "skipped_large": 0, "skipped_unreadable": 0,
+               "decode_errors": 0, "truncated": False})
     repo_ids: dict[str, int] = {}
+    for f in files:
+        try:
+            size = f.abspath.stat().st_size
+            if size > max_file:
+                st["skipped_large"] += 1
+                continue
+            if max_files and st["files"] >= max_files or max_bytes and st["bytes"] + size > max_bytes:
+                st["truncated"] = True
+                break
+            raw = f.abspath.read_bytes()
+        except OSError:
+            st["skipped_unreadable"] += 1
+            continue
+        text = _read_text(raw, st)
+        rid = repo_ids.setdefault(f.repo, len(repo_ids) + 1)
+        st["files"] += 1
+        st["bytes"] += len(raw)
+        st["repos"] = len(repo_ids)
+        yield CorpusDoc(rid, f.repo, f.path, len(raw), text)
+
+
+def _create_schema(con: sqlite3.Connection, case: bool) -> None:
+    con.executescript(f"""
+        PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=4096;
+        CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
+        CREATE TABLE repos(id INTEGER PRIMARY KEY, name TEXT UNIQUE);
+        CREATE TABLE files(id INTEGER PRIMARY KEY, repo_id INTEGER, path TEXT, size INTEGER, content BLOB);
+        CREATE VIRTUAL TABLE grams USING fts5(body, tokenize="trigram case_sensitive {1 if case else 0}",
+                                             detail=none, content='');
+    """)
+
+
+def _insert_docs(con: sqlite3.Connection, docs: Iterable[CorpusDoc], compress: bool, batch_size: int = 500) -> None:
+    """Insert the selected documents (in order) into the repos/files/grams tables."""
     batch: list[tuple] = []
+    seen_repos: set[int] = set()
 
     def flush():
         con.executemany("INSERT INTO files(id, repo_id, path, size, content) VALUES (?,?,?,?,?)",
@@ -140,33 +185,16 @@ def _insert_files(con: sqlite3.Connection, files: Iterable[CorpusFile], stats: d
         con.executemany("INSERT INTO grams(rowid, body) VALUES (?, ?)", [(i, t) for i, *_x, t in batch])
         batch.clear()
 
-    for f in files:
-        try:
-            size = f.abspath.stat().st_size
-            if size > max_file:
-                stats["skipped_large"] += 1
-                continue
-            if max_files and stats["files"] >= max_files or max_bytes and stats["bytes"] + size > max_bytes:
-                stats["truncated"] = True
-                break
-            raw = f.abspath.read_bytes()
-        except OSError:
-            stats["skipped_unreadable"] += 1
-            continue
-        text = _read_text(raw, stats)
-        rid = repo_ids.get(f.repo)
-        if rid is None:
-            rid = repo_ids[f.repo] = len(repo_ids) + 1
-            con.execute("INSERT INTO repos(id, name) VALUES (?, ?)", (rid, f.repo))
-        stats["files"] += 1
-        stats["bytes"] += len(raw)
-        enc = text.encode("utf-8")
-        batch.append((stats["files"], rid, f.path, len(raw), zlib.compress(enc, 6) if compress else enc, text))
+    for n, d in enumerate(docs, 1):
+        if d.repo_id not in seen_repos:
+            seen_repos.add(d.repo_id)
+            con.execute("INSERT INTO repos(id, name) VALUES (?, ?)", (d.repo_id, d.repo))
+        enc = d.text.encode("utf-8")
+        batch.append((n, d.repo_id, d.path, d.size, zlib.compress(enc, 6) if compress else enc, d.text))
         if len(batch) >= batch_size:
             flush()
     if batch:
         flush()
-    stats["repos"] = len(repo_ids)
 
 
 def corpus_manifest(local_cfg) -> dict:
@@ -185,26 +213,20 @@ def build_index(local_cfg, out: str | os.PathLike, files: Iterable[CorpusFile] |
     """Build the index database at ``out`` (atomically) and return its build statistics.
 
     Config keys (``verifier.local``): corpus, dirs, extensions, case_sensitive,
-    max_file_bytes, max_files, max_bytes, compress. Files over ``max_file_bytes`` (GitHub
-    indexes files under 384 KB) are skipped and counted; the corpus stops at ``max_files``
-    / ``max_bytes`` (deterministic order), so the index size is bounded.
+    max_file_bytes, max_files, max_bytes, compress (document selection: :func:`select_corpus`).
     """
     case = bool(_cfg_get(local_cfg, "case_sensitive", True))
     compress = bool(_cfg_get(local_cfg, "compress", False))
-    files = corpus_files(local_cfg) if files is None else files
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
     tmp.unlink(missing_ok=True)
     con = sqlite3.connect(tmp)
     t0 = time.perf_counter()
-    stats = {"files": 0, "bytes": 0, "repos": 0, "skipped_large": 0, "skipped_unreadable": 0,
-             "decode_errors": 0, "truncated": False}
+    stats: dict = {}
     try:
         _create_schema(con, case)
-        _insert_files(con, files, stats, int(_cfg_get(local_cfg, "max_file_bytes", 393216)),
-                      int(_cfg_get(local_cfg, "max_files", 0)) or None, int(_cfg_get(local_cfg, "max_bytes", 0)) or None,
-                      compress)
+        _insert_docs(con, select_corpus(local_cfg, files, stats), compress)
         con.execute("INSERT INTO grams(grams) VALUES ('optimize')")
         # No build time or absolute path in the database: the same corpus gives the same bytes,
         # so DVC skips the stages downstream of a rebuilt but unchanged index.

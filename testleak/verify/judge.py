@@ -225,7 +225,7 @@ def judge_candidates(candidates: Iterable[dict], taxonomy, *, mode: str = "both"
             ex = pick_examples(fragments, c["attribute"], n_examples, seed)
             reqs.append(ChatRequest(build_prompt(c["value"], c["attribute"], a.label, a.description, ex),
                                     sample=0, params=dict(sampling or {})))
-        comps = gateway.chat_many(reqs, desc="judge")
+        comps = gateway.chat_many(reqs, desc="judge", purpose="judge")
         for i, comp in zip(to_judge, comps):
             value = cands[i]["value"]
             if comp.status != "ok":
@@ -247,6 +247,7 @@ def summarize(verdicts: Sequence[dict]) -> dict:
         "kept": sum(v["kept"] for v in verdicts),
         "rules_ok": sum(bool(v["rules"]["ok"]) for v in verdicts),
         "judge_status": dict(Counter(v["judge"]["status"] for v in verdicts)),
+        "errors": sum(v["judge"]["status"] == "error" for v in verdicts),
         "judge_plausible": sum(v["judge"]["ok"] is True for v in verdicts),
         "kept_by_attribute": dict(Counter(v["attribute"] for v in verdicts if v["kept"])),
     }

@@ -89,7 +89,8 @@ def confirm(hits: Iterable[dict], verdicts: Iterable[dict], labels: Iterable[dic
 
     ``status``: ``confirmed`` | ``potential`` (in window but not confirmed by the policy:
     missing, unknown or likely labels) | ``rejected`` (a reviewer said no) |
-    ``not_in_window`` (the search outcome, kept in ``outcome``).
+    ``not_in_window`` (the search outcome, kept in ``outcome``) | ``error`` (the judge or
+    search call failed: unknown, not "no leak").
     """
     if policy not in POLICIES:
         raise ConfigError(f"unknown review.policy {policy!r}; known: {', '.join(POLICIES)}")
@@ -105,7 +106,10 @@ def confirm(hits: Iterable[dict], verdicts: Iterable[dict], labels: Iterable[dic
         rec = {"candidate_id": cid, "run": h.get("run"), "attribute": h["attribute"], "value_hash": h["value_hash"],
                "outcome": h["outcome"], "k": h.get("k"), "repo_ids": h.get("repo_ids", []), "policy": policy,
                "labels": got}
-        if h["outcome"] != "in_window":
+        if h["outcome"] == "error":  # a failed judge or search call: an error, never "not a leak"
+            rec["status"] = "error"
+            rec["reason"] = h.get("reason")
+        elif h["outcome"] != "in_window":
             rec["status"] = "not_in_window"
         elif policy == "auto":
             j = (vmap.get(cid) or {}).get("judge") or {}
@@ -129,7 +133,8 @@ def confirm(hits: Iterable[dict], verdicts: Iterable[dict], labels: Iterable[dic
 def summarize_confirmed(records: list[dict]) -> dict:
     c = Counter(r["status"] for r in records)
     return {"policy": records[0]["policy"] if records else None, "records": len(records),
-            **{s: c.get(s, 0) for s in ("confirmed", "potential", "rejected", "not_in_window")}}
+            **{s: c.get(s, 0) for s in ("confirmed", "potential", "rejected", "not_in_window", "error")},
+            "errors": c.get("error", 0)}
 
 
 # ----------------------------------------------------------------------------- review queue

@@ -1,7 +1,8 @@
 """Corpus search behind one interface (paper Sec. 4.3, "GitHub search"), and the hit window.
 
-Backends, chosen by ``verifier.backend``: ``local`` (exact substring index over a local
-code corpus, :mod:`.index`) and ``github`` (REST code search, :mod:`.github`). Both answer
+Backends, chosen by ``verifier.backend``: ``local`` (exact substring FTS5 trigram index over a
+local code corpus, :mod:`.index`), ``infinigram`` (suffix array over the same corpus,
+:mod:`.infinigram`) and ``github`` (REST code search, :mod:`.github`). All answer
 ``search(value) -> {k, repo_ids, repos, paths, outcome, query, engine, searched_at}`` with
 ``outcome`` ``searched`` | ``unverifiable`` | ``error``.
 
@@ -9,7 +10,8 @@ code corpus, :mod:`.index`) and ``github`` (REST code search, :mod:`.github`). B
 and is ``in_window`` when 1 <= k <= 100 (``verifier.window``), else ``out_of_window``;
 values that cannot be searched are ``unverifiable`` and failed searches ``error``;
 candidates the judge stage dropped are not searched (as in the paper) but still get a
-record with outcome ``filtered`` so that every count is complete.
+record with outcome ``filtered`` so that every count is complete; candidates whose judge
+call failed are ``error`` too (not ``filtered``: a failure is never a judgement).
 """
 
 from __future__ import annotations
@@ -21,23 +23,52 @@ from ..config import select
 from ..errors import DataError
 from ..privacy import mask
 
-BACKENDS = ("local", "github")
+BACKENDS = ("local", "infinigram", "github")
 OUTCOMES = ("in_window", "out_of_window", "unverifiable", "error", "filtered")
 
 
 def open_backend(verifier_cfg: Mapping, paths):
     """The search backend named by ``verifier.backend``."""
     name = select(verifier_cfg, verifier_cfg.get("backend", "local"), BACKENDS, "verifier.backend")
+    local = verifier_cfg.get("local") or {}
     if name == "local":
         from .index import LocalIndex
 
-        local = verifier_cfg.get("local") or {}
-        return LocalIndex(paths.index, max_hits_listed=int(local.get("max_hits_listed") or 100))
+        return LocalIndex(paths.corpus_index(verifier_cfg), max_hits_listed=int(local.get("max_hits_listed") or 100))
+    if name == "infinigram":
+        from .infinigram import InfiniGramIndex
+
+        ig = verifier_cfg.get("infinigram") or {}
+        return InfiniGramIndex(paths.corpus_index(verifier_cfg), max_hits_listed=int(local.get("max_hits_listed") or 100),
+                               max_docs_counted=int(ig.get("max_docs_counted") or 100_000))
     from .github import GitHubSearch
 
     gh = dict(verifier_cfg.get("github") or {})
     gh.setdefault("min_query_chars", verifier_cfg.get("min_query_chars", 3))
     return GitHubSearch(gh, paths.search_cache, log_path=paths.logs / "search_calls.jsonl")
+
+
+def build_corpus_index(verifier_cfg: Mapping, paths) -> dict:
+    """Build the index the configured backend searches, at ``verifier.index``: an infini-gram
+    suffix array for ``infinigram``, else the FTS5 trigram database (``local``; ``github``
+    keeps one for the canary absence checks). Both index :func:`.index.select_corpus`'s
+    documents. Returns counts plus ``engine``, ``index_bytes``, ``index_over_corpus`` and
+    ``seconds`` (the caller keeps timings out of DVC-hashed files)."""
+    local = verifier_cfg.get("local") or {}
+    out = paths.corpus_index(verifier_cfg)
+    if verifier_cfg.get("backend") == "infinigram":
+        from .infinigram import build_infinigram
+
+        ig = verifier_cfg.get("infinigram") or {}
+        stats = build_infinigram(local, out, shards=int(ig.get("shards") or 1), mem_gib=int(ig.get("mem_gib") or 4))
+        stats["engine"] = "infini-gram"
+    else:
+        from .index import build_index
+
+        stats = build_index(local, out)
+        stats["engine"], stats["index_bytes"] = "fts5-trigram", stats.pop("db_bytes")
+    stats["index_over_corpus"] = round(stats["index_bytes"] / max(1, stats["bytes"]), 3)
+    return stats
 
 
 def window_outcome(k: int | None, window: Mapping) -> str:
@@ -61,8 +92,12 @@ def verify_candidates(verdicts: Iterable[dict], candidates: Iterable[dict], back
         rec = {"candidate_id": cid, "run": v.get("run"), "attribute": v["attribute"],
                "value_hash": v["value_hash"], "backend": backend_name, "kept": bool(v["kept"])}
         if not v["kept"]:
-            rec.update({"outcome": "filtered", "k": None, "repo_ids": [], "repos": [], "paths": [],
-                        "query": mask(c["value"]), "engine": backend.engine, "searched_at": None})
+            # a judge call that failed is an error, not a judgement: never "filtered"
+            judge_failed = (v.get("judge") or {}).get("status") == "error"
+            rec.update({"outcome": "error" if judge_failed else "filtered", "k": None, "repo_ids": [], "repos": [],
+                        "paths": [], "query": mask(c["value"]), "engine": backend.engine, "searched_at": None})
+            if judge_failed:
+                rec["reason"] = str((v.get("judge") or {}).get("reason") or "judge call failed")[:300]
             out.append(rec)
             continue
         value = c["value"]
@@ -82,5 +117,5 @@ def verify_candidates(verdicts: Iterable[dict], candidates: Iterable[dict], back
 
 def summarize_hits(hits: list[dict]) -> dict:
     c = Counter(h["outcome"] for h in hits)
-    return {"candidates": len(hits), **{o: c.get(o, 0) for o in OUTCOMES},
+    return {"candidates": len(hits), **{o: c.get(o, 0) for o in OUTCOMES}, "errors": c.get("error", 0),
             "in_window_by_attribute": dict(Counter(h["attribute"] for h in hits if h["outcome"] == "in_window"))}

@@ -1,0 +1,637 @@
+"""The typed schema of the composed configuration (params.yaml): one model per config group.
+
+Every group of conf/ has a pydantic model here with its types, ranges and cross-field rules;
+unknown keys are rejected at every level (a misspelt key, also one added with Hydra's ``+``).
+:func:`validate` checks a composed config and raises :class:`~testleak.errors.ConfigError`
+whose message has one line per problem, each naming the key, the value, what was expected
+and where the value came from (the conf/ file or the command-line override, or params.yaml).
+
+``testleak params`` and :func:`testleak.config.compose` validate after composing;
+:func:`testleak.config.load_params` validates again when a stage reads params.yaml.
+
+Models are strict: ``3.7``, ``"ten"`` or ``true`` are not integers; integers are accepted
+where a number is expected. Free-form mappings (``sampling.extra_body``, ``taxonomy``
+lexicons) are typed as such.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal, Mapping, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from .errors import ConfigError
+
+SCHEMA_VERSION = 1
+
+PosInt = int  # annotated below with Field(ge=1)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+
+# ----------------------------------------------------------------------------- taxonomy
+
+class Attribute(_Strict):
+    category: str
+    label: str
+    slot: str
+    description: str
+    lexicon: list[str] = Field(min_length=1)
+    lexicon_i18n: list[str] = Field(default_factory=list)
+
+
+class Scenario(_Strict):
+    domain: str
+    title: str
+    attributes: list[str] = Field(min_length=1)
+
+
+class Taxonomy(_Strict):
+    categories: list[str] = Field(min_length=1)
+    attributes: dict[str, Attribute] = Field(min_length=1)
+    scenarios: dict[str, Scenario] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _refs(self):
+        for k, a in self.attributes.items():
+            if a.category not in self.categories:
+                raise _rule(f"attributes.{k}.category", a.category, f"one of the categories {self.categories}")
+        for k, s in self.scenarios.items():
+            bad = [a for a in s.attributes if a not in self.attributes]
+            if bad:
+                raise _rule(f"scenarios.{k}.attributes", bad, f"attribute keys of taxonomy.attributes")
+        return self
+
+
+# ----------------------------------------------------------------------------- models
+
+class Gguf(_Strict):
+    file: str
+    packages: list[str] = Field(min_length=1)
+    version: str
+    size: int | None = Field(default=None, ge=1)
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+
+
+class Server(_Strict):
+    n_ctx: int = Field(ge=256)
+    n_parallel: int = Field(ge=1)
+    n_threads: int = Field(ge=1)
+    startup_timeout: float = Field(gt=0)
+
+
+class Sampling(_Strict):
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    top_p: float | None = Field(default=None, gt=0, le=1)
+    max_tokens: int | None = Field(default=None, ge=1)
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    logprobs: bool | None = None
+
+
+class Limits(_Strict):
+    concurrency: int = Field(ge=1)
+    requests_per_minute: float | None = Field(default=None, gt=0)
+    tokens_per_minute: float | None = Field(default=None, gt=0)
+    timeout: float = Field(gt=0)
+    max_retries: int = Field(ge=0)
+    # per-request deadline across retries (issue 19 item 4, http helper); optional here
+    deadline: float | None = Field(default=None, gt=0)
+
+
+class LLM(_Strict):
+    name: str = Field(min_length=1)
+    family: str
+    provider: Literal["local", "openai"]
+    api_model: str = Field(min_length=1)
+    base_url: str | None = None
+    base_url_env: str | None = None
+    api_key_env: str | None = None
+    gguf: Gguf | None = None
+    server: Server | None = None
+    sampling: Sampling
+    limits: Limits
+
+    @model_validator(mode="after")
+    def _provider(self):
+        if self.provider == "local" and self.gguf is None:
+            raise _rule("gguf", None, "a gguf section (file, packages, version, sha256) for provider local")
+        if self.provider == "openai" and not (self.base_url or self.base_url_env):
+            raise _rule("base_url", None, "base_url or base_url_env for provider openai")
+        return self
+
+
+# ----------------------------------------------------------------------------- experiment
+
+class AblationFlags(_Strict):
+    name: str
+    scenario_questions: bool
+    library_hints: bool
+    test_generation: bool
+
+
+class Run(_Strict):
+    method: Literal["ours", "codexleaks", "codebreaker"]
+    round: int = Field(ge=0)
+    library: str = Field(min_length=1)
+    # the flags, resolved at composition (conf/experiment: '${ablation}' or '${experiment.ablations.X}')
+    ablation: AblationFlags | None = None
+
+
+class LibraryFrom(_Strict):
+    library: str = Field(min_length=1)     # the library that library@RUN extends (the run's own)
+
+
+class Hints(_Strict):
+    templates: int = Field(ge=0)
+    fragments: int = Field(ge=0)
+
+
+class Experiment(_Strict):
+    name: str = Field(min_length=1)
+    scenarios: list[str] = Field(min_length=1)
+    questions_per_scenario: int = Field(ge=1)
+    tests_per_function: int = Field(ge=1)
+    functions_per_response: int = Field(ge=1)
+    hints_per_attribute: Hints
+    baseline_budget: int = Field(ge=1)
+    canary: list[Literal["calibration"]] = Field(default_factory=list)
+    library_from: dict[str, LibraryFrom] = Field(default_factory=dict)
+    runs: dict[str, Run] = Field(default_factory=dict)
+    calibration_runs: dict[str, Run] = Field(default_factory=dict)
+    ablations: dict[str, AblationFlags] = Field(default_factory=dict)   # named ablations the runs refer to
+
+    @model_validator(mode="after")
+    def _runs(self):
+        if not self.runs and not self.calibration_runs:
+            raise _rule("runs", {}, "at least one run (or calibration_runs)")
+        bad = [r for r in self.library_from if r not in self.runs]
+        if bad:
+            raise _rule("library_from", bad, f"names of experiment.runs ({', '.join(self.runs) or 'none'})")
+        differ = [r for r, f in self.library_from.items() if f.library != self.runs[r].library]
+        if differ:
+            raise _rule("library_from", differ, "each run's own library (compose it from experiment.runs.RUN.library)")
+        return self
+
+
+# ----------------------------------------------------------------------------- verifier / review
+
+class Window(_Strict):
+    min: int = Field(ge=0)
+    max: int = Field(ge=0)
+
+    @model_validator(mode="after")
+    def _order(self):
+        if self.min > self.max:
+            raise _rule("", {"min": self.min, "max": self.max}, "min <= max")
+        return self
+
+
+class JudgeSettings(_Strict):
+    examples: int = Field(ge=0)
+    sampling: Sampling
+
+
+class LocalSearch(_Strict):
+    case_sensitive: bool
+    corpus: str
+    dirs: list[str]
+    extensions: list[str]
+    max_file_bytes: int = Field(ge=1)
+    max_files: int = Field(ge=0)
+    max_bytes: int = Field(ge=1)
+    compress: bool
+    max_hits_listed: int = Field(ge=1)
+
+
+class GitHubSearch(_Strict):
+    api_url: str = Field(pattern=r"^https?://")
+    token_envs: list[str] = Field(min_length=1)
+    requests_per_minute: float = Field(gt=0)
+    window_seconds: float = Field(gt=0)
+    per_page: int = Field(ge=1, le=100)
+    max_pages: int = Field(ge=1)
+    max_hits: int = Field(ge=1)
+    timeout: float = Field(gt=0)
+    max_retries: int = Field(ge=0)
+    max_wait_seconds: float = Field(gt=0)
+    deadline: float | None = Field(default=None, gt=0)
+
+
+class InfiniGramSettings(_Strict):
+    max_docs_counted: int = Field(ge=1)
+    shards: int = Field(ge=1)
+    mem_gib: int = Field(ge=1)
+
+
+class Verifier(_Strict):
+    backend: Literal["local", "infinigram", "github"]
+    judge_mode: Literal["rules", "judge", "both"]
+    judge: JudgeSettings
+    index: str = Field(pattern=r"^data/")
+    window: Window
+    min_query_chars: int = Field(ge=1)
+    local: LocalSearch
+    github: GitHubSearch
+    infinigram: InfiniGramSettings
+
+    @model_validator(mode="after")
+    def _index_for_backend(self):
+        if self.infinigram_index != (self.backend == "infinigram"):
+            want = "a directory for the infini-gram index (e.g. data/index/infinigram)" if self.backend == "infinigram" \
+                else "an SQLite database path ending in .sqlite (e.g. data/index/corpus.sqlite)"
+            raise _rule("index", self.index, f"{want} for backend {self.backend}")
+        return self
+
+    @property
+    def infinigram_index(self) -> bool:
+        return not self.index.endswith(".sqlite")
+
+
+class Review(_Strict):
+    policy: Literal["auto", "both_yes", "yes_or_likely"]
+    reviewers: list[str]
+    labels_file: str = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _policy(self, info):
+        if self.policy == "auto":
+            return self
+        need = 2 if self.policy == "both_yes" else 1
+        if len(set(self.reviewers)) < need or len(set(self.reviewers)) != len(self.reviewers):
+            raise _rule("reviewers", self.reviewers,
+                        f"{'two' if need == 2 else 'at least one'} distinct reviewer name(s) for policy {self.policy}")
+        ctx = info.context or {}
+        root = Path(ctx.get("root") or ".")
+        if ctx.get("check_files", True) and not (root / self.labels_file).is_file():
+            raise _rule("labels_file", self.labels_file,
+                        f"an existing labels file for policy {self.policy} (label first: testleak review --reviewer "
+                        f"{self.reviewers[0]}; or use review=auto)")
+        return self
+
+
+# ----------------------------------------------------------------------------- library / baselines / canary
+
+class CausalScorer(_Strict):
+    name: str
+    family: str | None = None
+    dtype: Literal["float32", "bfloat16", "float16"]
+    gguf: Gguf
+
+
+class Division(_Strict):
+    scorer: str
+    mlm_path: str | None = None
+    quantile: float = Field(gt=0, lt=1)
+    value_span: str
+    min_fragment_chars: int = Field(ge=1)
+    context_lines: int = Field(ge=0)
+    max_chars: int = Field(ge=1)
+    batch_size: int = Field(ge=1)
+    model: str = Field(min_length=1)
+    models: dict[str, CausalScorer] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _known_model(self):
+        if self.model not in self.models:
+            raise _rule("model", self.model, f"a key of library.division.models ({', '.join(sorted(self.models))})")
+        return self
+
+
+class Eps(_Strict):
+    templates: float = Field(gt=0)
+    fragments: float = Field(gt=0)
+
+
+class Clustering(_Strict):
+    encoder: str
+    eps: Eps
+    min_samples: int = Field(ge=1)
+    metric: str
+    include_prior: bool
+    neutral_slot: str
+    min_similarity: float = Field(ge=-1, le=1)
+
+
+class Figures(_Strict):
+    projection: Literal["pca", "tsne"]
+
+
+class Library(_Strict):
+    prior: str = Field(min_length=1)
+    division: Division
+    clustering: Clustering
+    figures: Figures
+
+
+class Completion(_Strict):
+    mode: str
+    prefill_user: str
+    system: str
+    user: str
+
+
+class CodexLeaks(_Strict):
+    resource: str
+    samples_per_prompt: int = Field(ge=1)
+    zh_share: float = Field(ge=0, le=1)
+    sampling: Sampling
+    by_family: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+
+class Operators(_Strict):
+    crossover: float = Field(ge=0)
+    insert: float = Field(ge=0)
+    replace: float = Field(ge=0)
+    delete: float = Field(ge=0)
+    typo: float = Field(ge=0)
+
+
+class EntropyCfg(_Strict):
+    eps: float = Field(gt=0)
+    min_samples: int = Field(ge=1)
+    base: float = Field(gt=1)
+
+
+class CodeBreaker(_Strict):
+    resource: str
+    codexleaks_seeds: int = Field(ge=0)
+    samples_per_prompt: int = Field(ge=1)
+    population: int = Field(ge=1)
+    parents: int = Field(ge=1)
+    children: int = Field(ge=1)
+    max_iterations: int = Field(ge=0)
+    patience: int = Field(ge=0)
+    min_improvement: float
+    restart_on_stall: bool
+    crossover_words: int = Field(ge=1)
+    operators: Operators
+    entropy: EntropyCfg
+    entropy_weight: float = Field(ge=0)
+    sampling: Sampling
+    by_family: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+
+class Baselines(_Strict):
+    attributes: str
+    completion: Completion
+    codexleaks: CodexLeaks
+    codebreaker: CodeBreaker
+
+
+class FileBytes(_Strict):
+    min: int = Field(ge=1)
+    max: int = Field(ge=1)
+
+    @model_validator(mode="after")
+    def _order(self):
+        if self.min > self.max:
+            raise _rule("", {"min": self.min, "max": self.max}, "min <= max")
+        return self
+
+
+class Finetune(_Strict):
+    epochs: int = Field(ge=1)
+    batch_size: int = Field(ge=1)
+    lr: float = Field(gt=0)
+    max_grad_norm: float = Field(gt=0)
+    lora_r: int = Field(ge=1)
+    lora_alpha: int = Field(ge=1)
+    lora_dropout: float = Field(ge=0, lt=1)
+    target_modules: list[str] = Field(min_length=1)
+    max_tokens: int = Field(ge=1)
+    context_lines: int = Field(ge=0)
+    clean_windows: int = Field(ge=0)
+    max_steps: int = Field(ge=0)
+    threads: int = Field(ge=1)
+    eval_every: int = Field(ge=0)
+
+
+class Canary(_Strict):
+    n: int = Field(ge=1)
+    seed: int
+    files: int = Field(ge=1)
+    file_bytes: FileBytes
+    attributes: list[str]
+    check_index: bool
+    finetune: Finetune
+    gguf_type: str
+    models: list[Literal["tuned", "control"]] = Field(min_length=1)
+    judge_mode: Literal["rules", "judge", "both"]
+
+
+# ----------------------------------------------------------------------------- root
+
+class Settings(_Strict):
+    taxonomy: Taxonomy
+    model: LLM
+    judge: LLM
+    questioner: LLM
+    experiment: Experiment
+    ablation: AblationFlags
+    verifier: Verifier
+    review: Review
+    library: Library
+    baselines: Baselines
+    canary: Canary
+    seed: int
+    max_error_share: float = Field(ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _cross(self):
+        bad = [s for s in self.experiment.scenarios if s not in self.taxonomy.scenarios]
+        if bad:
+            raise _rule("experiment.scenarios", bad,
+                        f"scenario keys of the taxonomy ({', '.join(self.taxonomy.scenarios)})")
+        return self
+
+
+# ----------------------------------------------------------------------------- validation
+
+class _Rule(ValueError):
+    """A cross-field rule broken at ``key`` (relative to the model that checks it)."""
+
+    def __init__(self, key: str, value, expected: str):
+        super().__init__(f"{key}|{expected}")
+        self.key, self.value, self.expected = key, value, expected
+
+
+def _rule(key: str, value, expected: str) -> _Rule:
+    return _Rule(key, value, expected)
+
+
+def _fmt(value) -> str:
+    if isinstance(value, str):
+        return repr(value) if value else "''"
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{k}: {_fmt(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_fmt(v) for v in value) + "]"
+    s = repr(value)
+    return s if len(s) <= 80 else s[:77] + "..."
+
+
+def _lookup(data, loc: Sequence) -> tuple[bool, Any]:
+    cur = data
+    for k in loc:
+        if isinstance(cur, Mapping) and k in cur:
+            cur = cur[k]
+        elif isinstance(cur, list) and isinstance(k, int) and k < len(cur):
+            cur = cur[k]
+        else:
+            return False, None
+    return True, cur
+
+
+def _field(loc: Sequence):
+    """The pydantic FieldInfo and model class for a location, when the path is typed."""
+    model, info = Settings, None
+    for k in loc:
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            info, model = None, None
+            continue
+        info = model.model_fields.get(str(k))
+        if info is None:
+            return None, model
+        model = _model_of(info.annotation)
+    return info, model
+
+
+def _model_of(ann):
+    import typing
+
+    if isinstance(ann, type) and issubclass(ann, BaseModel):
+        return ann
+    args = [a for a in typing.get_args(ann) if a is not type(None)]
+    origin = typing.get_origin(ann)
+    if origin is dict and len(args) == 2:
+        return _DictOf(_model_of(args[1]))
+    for a in args:
+        if isinstance(a, type) and issubclass(a, BaseModel):
+            return a
+    return None
+
+
+class _DictOf:
+    def __init__(self, inner):
+        self.inner = inner
+
+
+def _known_keys(loc: Sequence) -> list[str]:
+    model = Settings
+    for k in loc:
+        if isinstance(model, _DictOf):
+            model = model.inner
+            continue
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            return []
+        info = model.model_fields.get(str(k))
+        if info is None:
+            return []
+        model = _model_of(info.annotation)
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        return list(model.model_fields)
+    return []
+
+
+_TYPE_WORDS = {"int_type": "an integer", "int_parsing": "an integer", "int_from_float": "an integer",
+               "float_type": "a number", "float_parsing": "a number", "bool_type": "true or false",
+               "string_type": "a string", "list_type": "a list", "dict_type": "a mapping",
+               "model_type": "a mapping", "none_required": "null"}
+
+
+def _constraints(info) -> str:
+    if info is None:
+        return ""
+    parts = []
+    for m in info.metadata:
+        for attr, sym in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<")):
+            v = getattr(m, attr, None)
+            if v is not None:
+                parts.append(f"{sym} {v}")
+        if getattr(m, "min_length", None):
+            parts.append("non-empty")
+    return " ".join(parts)
+
+
+def _expectation(err: dict, loc: Sequence) -> str:
+    t = err["type"]
+    info, _ = _field(loc)
+    if t == "extra_forbidden":
+        known = _known_keys(loc[:-1])
+        parent = ".".join(str(x) for x in loc[:-1]) or "the config"
+        return f"a known key of {parent}" + (f" ({', '.join(known)})" if known else "") + "; check the spelling"
+    if t == "missing":
+        return "a value (the key is required)"
+    if t == "literal_error":
+        return f"one of {err.get('ctx', {}).get('expected', '')}"
+    if t in ("too_short",) and err.get("ctx", {}).get("min_length") == 1:
+        return "a non-empty list"
+    if t in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
+        base = "an integer" if info is not None and info.annotation is int else "a number"
+        return f"{base} {_constraints(info)}".strip()
+    if t in _TYPE_WORDS:
+        c = _constraints(info)
+        return f"{_TYPE_WORDS[t]}{(' ' + c) if c else ''}"
+    return err["msg"][0].lower() + err["msg"][1:]
+
+
+def _source(key: str, overrides: Sequence[str], choices: Mapping[str, str] | None, file: str | None) -> str:
+    """Where the value at ``key`` came from: the most specific override, else the conf/ file
+    of its group option (or params.yaml when validating a written file)."""
+    best = None
+    for o in overrides:
+        k = o.split("=", 1)[0].lstrip("+~")
+        if (key == k or key.startswith(k + ".")) and (best is None or len(k) > len(best[0])):
+            best = (k, o)
+    group = key.split(".", 1)[0]
+    if best is not None and not (choices and best[0] == group and group in choices):
+        return f"override '{best[1]}'"
+    if file:
+        return file
+    if choices and group in choices and choices[group]:
+        src = f"conf/{group}/{choices[group]}.yaml"
+        return src + (f", chosen by override '{best[1]}'" if best else "")
+    return "conf/config.yaml"
+
+
+def problems(data: Mapping, *, overrides: Sequence[str] = (), choices: Mapping[str, str] | None = None,
+             file: str | None = None, root: str | os.PathLike | None = None, check_files: bool = True) -> list[str]:
+    """One line per problem of the composed config ``data`` (empty when it is valid).
+
+    ``check_files``: also require the files the config names to exist (the review labels
+    file of a two-reviewer policy). Composition checks them; a stage loading params.yaml
+    does not (a labelling session may come after the stages that do not read labels)."""
+    try:
+        Settings.model_validate(data, context={"root": str(root or "."), "check_files": check_files})
+        return []
+    except ValidationError as e:
+        out = []
+        for err in e.errors(include_url=False):
+            loc = [str(x) for x in err["loc"] if not (isinstance(x, str) and "[" in x)]
+            exc = (err.get("ctx") or {}).get("error")
+            if isinstance(exc, _Rule):
+                loc = loc + [p for p in exc.key.split(".") if p]
+                key, value, expected = ".".join(loc), exc.value, exc.expected
+            else:
+                key = ".".join(loc)
+                found, value = _lookup(data, err["loc"])
+                value = value if found else err.get("input")
+                expected = _expectation(err, err["loc"])
+            shown = "(missing)" if err["type"] == "missing" else _fmt(value)
+            out.append(f"{key} = {shown} ({_source(key, overrides, choices, file)}): expected {expected}")
+        return out
+
+
+def validate(data: Mapping, **kw) -> Settings:
+    """The typed settings of ``data``; :class:`ConfigError` (one line per problem) when invalid."""
+    bad = problems(data, **kw)
+    if bad:
+        raise ConfigError("\n".join(bad))
+    return Settings.model_validate(data, context={"root": str(kw.get("root") or "."), "check_files": False})
+
+
+__all__ = ["SCHEMA_VERSION", "Settings", "problems", "validate"]
