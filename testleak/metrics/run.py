@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
-from ..config import run_spec
+from ..config import run_model, run_spec
 from .ablation import confirmed_keys
 from .curves import cumulative_confirmed
 from .leakage import leakage_levels
@@ -23,6 +23,7 @@ def run_meta(params: Mapping, run: str, responses: Iterable[Mapping]) -> dict:
     round, library, variant (the variants its responses carry, else its ablation for ours),
     model and family, judge, verifier and the experiment's sizes."""
     spec = run_spec(params, run)
+    model = run_model(params, run)
     method = spec["method"]
     variants = sorted({r.get("variant") for r in responses if r.get("variant")})
     own = spec.get("ablation") or params["ablation"]
@@ -33,8 +34,8 @@ def run_meta(params: Mapping, run: str, responses: Iterable[Mapping]) -> dict:
         "round": int(spec.get("round", 0)),
         "library": spec.get("library"),
         "variant": variant,
-        "model": params["model"]["name"],
-        "family": params["model"].get("family"),
+        "model": model["name"],
+        "family": model.get("family"),
         "judge": params["judge"]["name"],
         "verifier": params["verifier"]["backend"],
         "sizes": {
