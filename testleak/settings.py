@@ -509,6 +509,9 @@ def _field(loc: Sequence):
     """The pydantic FieldInfo and model class for a location, when the path is typed."""
     model, info = Settings, None
     for k in loc:
+        if isinstance(model, _DictOf):          # a mapping's entry (experiment.models.ID, experiment.runs.R)
+            model = model.inner
+            continue
         if not (isinstance(model, type) and issubclass(model, BaseModel)):
             info, model = None, None
             continue
@@ -620,6 +623,18 @@ def _source(key: str, overrides: Sequence[str], choices: Mapping[str, str] | Non
     return "conf/config.yaml"
 
 
+def _copied(key: str, keys: Sequence[str]) -> bool:
+    """An error inside a run's model (``experiment.runs.R.model.X``) that is the copy of an error
+    reported at its source (``model.X`` or ``experiment.models.ID.X``): each run carries its model
+    config, composed from there, so the problem is named once, where it was written."""
+    parts = key.split(".")
+    if parts[:2] != ["experiment", "runs"] or len(parts) < 4 or parts[3] != "model":
+        return False
+    rest = ".".join(parts[4:])
+    return any(k == f"model.{rest}".rstrip(".") or (k.startswith("experiment.models.") and
+                                                       k.split(".", 3)[-1] == rest) for k in keys)
+
+
 def problems(data: Mapping, *, overrides: Sequence[str] = (), choices: Mapping[str, str] | None = None,
              file: str | None = None, root: str | os.PathLike | None = None, check_files: bool = True) -> list[str]:
     """One line per problem of the composed config ``data`` (empty when it is valid).
@@ -644,8 +659,8 @@ def problems(data: Mapping, *, overrides: Sequence[str] = (), choices: Mapping[s
                 value = value if found else err.get("input")
                 expected = _expectation(err, err["loc"])
             shown = "(missing)" if err["type"] == "missing" else _fmt(value)
-            out.append(f"{key} = {shown} ({_source(key, overrides, choices, file)}): expected {expected}")
-        return out
+            out.append((key, f"{key} = {shown} ({_source(key, overrides, choices, file)}): expected {expected}"))
+        return [line for key, line in out if not _copied(key, [k for k, _ in out])]
 
 
 def validate(data: Mapping, **kw) -> Settings:

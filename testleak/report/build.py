@@ -18,7 +18,8 @@ from .comparison import UNREVIEWED, paper_comparison, review_label
 from .figures import figure1_png
 from .markdown import NOT_RUN, md_table, write_csv
 from .paper import load_paper_results
-from .tables import ablation_reference, ablation_rows, ablation_table, runs_frame, table2, table3, table4, with_means
+from .tables import (ablation_reference, ablation_rows, ablation_table, multi_model, runs_frame, table2, table3, table4,
+                     with_means)
 
 TABLE2_NOTE = ("Test case = one test of one answer (a baseline response is one test case); test cases = test cases of "
                "the responses carrying the attribute (responses that failed with status error carry none); accepted = "
@@ -94,10 +95,10 @@ def build_reports(
          note=TABLE2_NOTE + note_means)
     emit("table3", "Table 3: leakage levels per method and category", *table3(frame, means, taxonomy),
          note=TABLE3_NOTE + note_means)
-    scores = ablation_rows(runs, metrics)
+    ablation = ablation_table(runs, metrics)
+    scores = ablation_rows(ablation)
     reference = ", ".join(f"`{ablation_reference(runs[runs['model'] == m])}`" for m in dict.fromkeys(runs["model"]))
-    emit("table4", "Table 4: ablation against the full pipeline", *table4(ablation_table(runs, metrics),
-                                                                           paper["table4"]["variants"]),
+    emit("table4", "Table 4: ablation against the full pipeline", *table4(ablation, paper["table4"]["variants"]),
          note=f"Reference: distinct confirmed (attribute, value hash) set of run {reference} "
               "(method ours, variant none; with several models, each model's own). Each variant row comes from the "
               "run of this experiment with that variant (experiment.runs.RUN.ablation, or `-S ablation=<variant>`). "
@@ -116,7 +117,7 @@ def figure1(frame: pd.DataFrame, curves: Mapping[str, Sequence[Mapping] | None],
             title: str, tag: str) -> list[Path]:
     """figure1.{csv,png,md}: cumulative confirmed instances per category vs responses."""
     cats = list(taxonomy.categories)
-    labels = dict(zip(frame["run"], frame["label"]))
+    labels = dict(zip(frame["run"], frame["label"] + (" / " + frame["model"] if multi_model(frame) else "")))
     fig_rows, last = [], []
     for r in frame.itertuples():
         rows = curves.get(r.run)

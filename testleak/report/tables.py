@@ -243,10 +243,10 @@ def ablation_table(frame: pd.DataFrame, metrics: Mapping[str, Mapping | None]) -
     return out
 
 
-def ablation_rows(frame: pd.DataFrame, metrics: Mapping[str, Mapping | None]) -> dict[str, dict | None]:
-    """Variant -> the scores reported for the experiment: its model's, or with several models the
-    mean over the families (None when the variant was not run)."""
-    return {v: rows[-1][1] for v, rows in ablation_table(frame, metrics).items()}
+def ablation_rows(table: Mapping[str, list]) -> dict[str, dict | None]:
+    """Variant -> the scores reported for the experiment (from :func:`ablation_table`): its
+    model's, or with several models the mean over the families (None when not run)."""
+    return {v: rows[-1][1] for v, rows in table.items()}
 
 
 def table4(table: Mapping[str, list], flags: Mapping[str, Mapping]):
