@@ -6,7 +6,7 @@
 Reads params: experiment (runs; a run may carry ``ablation: <conf/ablation name>``),
 canary (models, judge_mode), model, questioner, judge, verifier, taxonomy, library, baselines.
 Reads data/canary/{ground_truth.jsonl,corpus/,original/,model/model.json}. Writes
-data/canary/index.sqlite, data/canary/questions.jsonl, data/runs/canary_<model>_<run>/*,
+data/canary/index.sqlite, data/canary/questions.jsonl, data/canary/runs/canary_<model>_<run>/*,
 reports/canary/{canary.md,recall.csv,by_attribute.csv,curves.csv,recall_curves.png} and
 metrics/canary.json. Exits 1 when the control model recovered a canary (a bug).
 """

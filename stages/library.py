@@ -2,8 +2,8 @@
 
     python -m stages.library RUN
 
-Reads params: library (division, clustering, figures), taxonomy, experiment.runs[RUN].library
-(the input library: prior YAML or data/library/<run>.json). Reads data/runs/RUN/
+Reads params: library (division, clustering, figures), taxonomy, experiment.library_from[RUN].library
+(composed from experiment.runs[RUN].library: the input library: prior YAML or data/library/<run>.json). Reads data/runs/RUN/
 {confirmed,candidates,responses}.jsonl. Writes data/library/RUN.json (input library + new
 templates/fragments of RUN with cluster and source run; raw values: data/ only),
 data/library/RUN.divisions.jsonl (per-leak division with token scores),
@@ -17,16 +17,15 @@ from __future__ import annotations
 import sys
 
 from testleak import pipeline
-from testleak.config import run_spec
 from testleak.library import load_library
 from testleak.paths import Paths
 from testleak.stage import entry, stage_params
 
 
 def main(argv: list[str]) -> int:
-    params, run = stage_params(argv, "library")
+    params, run = stage_params(argv, "library", runs_key="library_from")
     paths = Paths()
-    src = str(run_spec(params, run).get("library") or "prior")
+    src = str(params["experiment"]["library_from"][run].get("library") or "prior")
     doc, divisions, stats = pipeline.library_round(
         params, run, load_library(paths.library(src)), pipeline.read_artifact(paths, "confirmed", run),
         pipeline.read_artifact(paths, "candidates", run), pipeline.read_artifact(paths, "responses", run), paths.models)

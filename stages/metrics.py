@@ -16,10 +16,10 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from testleak.config import load_params, run_spec
+from testleak.config import run_spec
 from testleak.metrics import headline, run_curve, run_metrics
 from testleak.paths import Paths
-from testleak.stage import entry, run_argument
+from testleak.stage import entry, load_stage_params, run_argument
 from testleak.records import read_jsonl, write_json
 from testleak.taxonomy import Taxonomy
 
@@ -60,7 +60,7 @@ def write_curve(path: Path, rows: list[dict], categories) -> None:
 
 
 def main(argv: list[str]) -> int:
-    params = load_params()
+    params = load_stage_params()
     paths = Paths()
     run = run_argument(argv, params, "metrics")
     tax = Taxonomy.from_config(params)

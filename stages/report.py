@@ -14,11 +14,10 @@ import csv
 import json
 import sys
 
-from testleak.config import load_params
 from testleak.errors import DataError
 from testleak.paths import Paths
 from testleak.report import build_reports
-from testleak.stage import entry
+from testleak.stage import entry, load_stage_params
 from testleak.taxonomy import Taxonomy
 
 
@@ -53,11 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     if argv:
         print("usage: python -m stages.report", file=sys.stderr)
         return 2
-    params = load_params()
+    p = load_stage_params()
     paths = Paths()
-    from omegaconf import OmegaConf
-
-    p = OmegaConf.to_container(params, resolve=True)
     metrics, curves = load_inputs(p, paths)
     files = build_reports(p, metrics, curves, Taxonomy.from_config(p), paths.reports)
     missing = [r for r, m in metrics.items() if m is None]

@@ -32,6 +32,12 @@ def _cmd_check_model(args) -> int:
     return 0
 
 
+def _cmd_dvc_yaml(args) -> int:
+    from .graph import main
+
+    return main(["--check"] if args.check else [])
+
+
 def _cmd_params(args) -> int:
     from .config import compose, dump_params
 
@@ -93,6 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("overrides", nargs="*", help="e.g. model=gpt-4o experiment=paper")
     p.add_argument("-o", "--output", default="params.yaml")
     p.set_defaults(func=_cmd_params)
+    p = sub.add_parser("dvc-yaml", help="write dvc.yaml from the stage declarations in testleak/graph.py")
+    p.add_argument("--check", action="store_true", help="only check that dvc.yaml equals the generation (exit 1 if not)")
+    p.set_defaults(func=_cmd_dvc_yaml)
     p = sub.add_parser("serve", help="serve a local model on 127.0.0.1 (prints its OpenAI base URL) until interrupted")
     p.add_argument("--model", help="local model config name; default: params.yaml's model")
     p.add_argument("--parallel", type=int, help="slots (concurrent requests)")

@@ -17,6 +17,7 @@ from typing import Sequence
 
 import yaml
 from omegaconf import DictConfig, OmegaConf, open_dict
+from omegaconf.errors import OmegaConfBaseException
 
 from .errors import ConfigError
 
@@ -74,6 +75,38 @@ def _hydra_line(e: Exception, overrides: Sequence[str]) -> str:
     return msg
 
 
+# -- validation at composition, also inside `dvc exp run` ---------------------------------------
+# conf/config.yaml holds ``validated_by: ${testleak_settings:}``. Resolving the composition (what
+# `dvc exp run -S ...` does before it writes params.yaml) calls this resolver, which validates the
+# whole config against testleak.settings, so a bad override fails the experiment at composition,
+# before any stage runs. DVC imports hydra_plugins/ from the repository root (its
+# `hydra.plugins_path`), whose module registers the resolver by importing this one.
+RESOLVER = "testleak_settings"
+_composing = 0   # > 0 while `compose` runs: it validates itself, with each value's override
+
+
+def _settings_resolver(*, _root_) -> str:
+    from .settings import SCHEMA_VERSION, validate as _validate
+
+    if not _composing:
+        data = OmegaConf.to_container(_root_, resolve=False)
+        data.pop("validated_by", None)
+        try:
+            data = OmegaConf.to_container(OmegaConf.create(data), resolve=True)
+        except OmegaConfBaseException as e:
+            raise ConfigError(f"cannot resolve the composed config: {str(e).splitlines()[0]}") from None
+        _validate(data, file="conf/ composed with the -S overrides", root=project_root())
+    return f"testleak.settings v{SCHEMA_VERSION}"
+
+
+def register_resolvers() -> None:
+    if not OmegaConf.has_resolver(RESOLVER):
+        OmegaConf.register_new_resolver(RESOLVER, _settings_resolver)
+
+
+register_resolvers()
+
+
 def compose(overrides: Sequence[str] = (), conf_dir: str | os.PathLike | None = None,
             validate: bool = True) -> DictConfig:
     """Compose conf/ like `dvc exp run` does, validate it, and return the config."""
@@ -97,10 +130,14 @@ def compose(overrides: Sequence[str] = (), conf_dir: str | os.PathLike | None = 
     if validate:
         from .settings import validate as _validate
 
+        global _composing
+        _composing += 1
         try:
             data = OmegaConf.to_container(cfg, resolve=True)
         except OmegaConfBaseException as e:
             raise ConfigError(f"cannot resolve the composed config: {str(e).splitlines()[0]}") from None
+        finally:
+            _composing -= 1
         _validate(data, overrides=overrides, choices=choices, root=project_root())
     return cfg
 
@@ -143,14 +180,16 @@ def select(cfg, key: str, known: Sequence[str], what: str) -> str:
 
 
 def ablation_config(value) -> dict:
-    """An ablation given by name (``no_fl`` -> conf/ablation/no_fl.yaml) or as a mapping of
-    its flags (as composed into params.yaml)."""
+    """The ablation flags of a run, as composed into params.yaml (``experiment.runs.R.ablation``).
+
+    Ablations are resolved at composition (conf/experiment/*.yaml write ``ablation: '${ablation}'``
+    or ``'${experiment.ablations.NAME}'``), so stages read flags from params.yaml only and DVC
+    reruns exactly the runs whose flags changed. A bare name is refused: conf/ is not read at
+    run time."""
     if isinstance(value, str):
-        p = CONF_DIR / "ablation" / f"{value}.yaml"
-        if not p.exists():
-            known = sorted(x.stem for x in (CONF_DIR / "ablation").glob("*.yaml"))
-            raise ConfigError(f"unknown ablation {value!r}; known: {', '.join(known)}")
-        return yaml.safe_load(p.read_text(encoding="utf-8"))
+        raise ConfigError(f"ablation {value!r} given by name: a run's ablation must be its flags, resolved when "
+                          f"params.yaml is composed (write ablation: '${{experiment.ablations.{value}}}' with "
+                          f"`/ablation@ablations.{value}: {value}` in the experiment's defaults)")
     return dict(value)
 
 

@@ -56,6 +56,11 @@ class Paths:
         return self.root / "logs"
 
     @property
+    def resources(self) -> Path:
+        """Data shipped with the code (prior library, baseline templates, paper results)."""
+        return self.root / "testleak" / "resources"
+
+    @property
     def questions(self) -> Path:
         return self.data / "questions" / "questions.jsonl"
 
@@ -78,8 +83,23 @@ class Paths:
         return self.data / "index" / "stats.json"
 
     @property
+    def index_manifest(self) -> Path:
+        """Distributions and versions (or directories) the index was built from."""
+        return self.index.parent / "manifest.json"
+
+    @property
+    def labels_dir(self) -> Path:
+        """Review labels (git). The confirmed stages depend on this directory, so a configured
+        ``review.labels_file`` must lie inside it."""
+        return self.root / "labels"
+
+    @property
     def labels(self) -> Path:
-        return self.root / "labels" / "labels.jsonl"
+        return self.labels_dir / "labels.jsonl"
+
+    @property
+    def canary(self) -> Path:
+        return self.data / "canary"
 
     @property
     def reports(self) -> Path:
@@ -141,6 +161,10 @@ class Paths:
         if stage not in RUN_STAGES:
             raise ValueError(f"unknown per-run stage {stage!r}; known: {', '.join(RUN_STAGES)}")
         return getattr(self, stage)(run)
+
+    def library_figures(self, run: str) -> list[Path]:
+        return [self.figures / f"{run}_division_scores.png", self.figures / f"{run}_embeddings_fragments.png",
+                self.figures / f"{run}_embeddings_templates.png"]
 
     def metrics(self, run: str) -> Path:
         """Headline metrics of a run, tracked in git (DVC ``metrics:``)."""

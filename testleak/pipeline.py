@@ -19,6 +19,7 @@ from typing import Any, Iterable, Iterator, Mapping
 
 from . import methods
 from .config import run_spec
+from .errors import ConfigError
 from .elicit.responses import ElicitSettings
 from .extract import candidates_from_responses
 from .extract.core import response_text
@@ -91,8 +92,14 @@ def judge_fragments(params: Mapping, paths: Paths) -> dict:
 
 
 def review_labels(params: Mapping, paths: Paths) -> list[dict]:
-    """The reviewers' labels (``review.labels_file``; none yet = empty)."""
-    return read_labels(paths.root / ((params.get("review") or {}).get("labels_file") or "labels/labels.jsonl"))
+    """The reviewers' labels (``review.labels_file``; none yet = empty). The file must lie in
+    labels/, the directory the confirmed stages depend on (dvc.yaml), so a new label reruns them."""
+    name = (params.get("review") or {}).get("labels_file") or "labels/labels.jsonl"
+    p = paths.root / name
+    if not p.resolve().is_relative_to(paths.labels_dir.resolve()):
+        raise ConfigError(f"review.labels_file={name!r} is outside {paths.labels_dir.name}/, the directory the "
+                          f"confirmed stages depend on: put the labels file under {paths.labels_dir.name}/")
+    return read_labels(p)
 
 
 @contextmanager

@@ -137,7 +137,12 @@ class Run(_Strict):
     method: Literal["ours", "codexleaks", "codebreaker"]
     round: int = Field(ge=0)
     library: str = Field(min_length=1)
-    ablation: AblationFlags | str | None = None
+    # the flags, resolved at composition (conf/experiment: '${ablation}' or '${experiment.ablations.X}')
+    ablation: AblationFlags | None = None
+
+
+class LibraryFrom(_Strict):
+    library: str = Field(min_length=1)     # the library that library@RUN extends (the run's own)
 
 
 class Hints(_Strict):
@@ -154,9 +159,10 @@ class Experiment(_Strict):
     hints_per_attribute: Hints
     baseline_budget: int = Field(ge=1)
     canary: list[Literal["calibration"]] = Field(default_factory=list)
-    library_from: list[str] = Field(default_factory=list)
+    library_from: dict[str, LibraryFrom] = Field(default_factory=dict)
     runs: dict[str, Run] = Field(default_factory=dict)
     calibration_runs: dict[str, Run] = Field(default_factory=dict)
+    ablations: dict[str, AblationFlags] = Field(default_factory=dict)   # named ablations the runs refer to
 
     @model_validator(mode="after")
     def _runs(self):
@@ -165,6 +171,9 @@ class Experiment(_Strict):
         bad = [r for r in self.library_from if r not in self.runs]
         if bad:
             raise _rule("library_from", bad, f"names of experiment.runs ({', '.join(self.runs) or 'none'})")
+        differ = [r for r, f in self.library_from.items() if f.library != self.runs[r].library]
+        if differ:
+            raise _rule("library_from", differ, "each run's own library (compose it from experiment.runs.RUN.library)")
         return self
 
 
@@ -439,6 +448,8 @@ class Settings(_Strict):
     presidio: Presidio
     seed: int
     max_error_share: float = Field(ge=0, le=1)
+    # written by the composition's resolver (testleak.config, conf/config.yaml): the schema it passed
+    validated_by: str | None = None
 
     @model_validator(mode="after")
     def _cross(self):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from testleak import methods
+from testleak.errors import ConfigError
 from testleak.config import CONF_DIR, ablation_config, compose_dict, run_spec
 from testleak.elicit import ElicitSettings
 from testleak.library import load_library
@@ -124,13 +125,19 @@ INSTANTIATE = {
     "verifier": lambda cfg, paths, mp: _verifier(cfg, paths, mp),
     "library": lambda cfg, paths, mp: _library(cfg, paths),
     "experiment": lambda cfg, paths, mp: _experiment(cfg, paths),
-    "ablation": lambda cfg, paths, mp: ablation_config(cfg["ablation"]["name"]) == cfg["ablation"],
+    "ablation": lambda cfg, paths, mp: _ablation(cfg),
     "baselines": lambda cfg, paths, mp: _baselines(cfg, paths),
     "review": lambda cfg, paths, mp: _review(cfg, paths),
     "taxonomy": lambda cfg, paths, mp: Taxonomy.from_config(cfg),
     "canary": lambda cfg, paths, mp: _canary(cfg, paths),
     "presidio": lambda cfg, paths, mp: _presidio(cfg),
 }
+
+
+def _ablation(cfg):
+    """The selected ablation's flags are resolved into every run of ours at composition."""
+    ours = [s for s in cfg["experiment"]["runs"].values() if s["method"] == "ours"]
+    assert ours and all(ablation_config(s["ablation"]) == cfg["ablation"] for s in ours)
 
 
 def test_every_group_has_an_instantiator():
@@ -152,6 +159,11 @@ def test_option_composes_and_instantiates(group, option, tmp_path, monkeypatch):
 
 
 def test_ablation_options_match_their_names():
-    for option in (p.stem for p in (CONF_DIR / "ablation").glob("*.yaml")):
-        cfg = compose_dict([f"ablation={option}"])
-        assert cfg["ablation"]["name"] == option and ablation_config(option) == cfg["ablation"]
+    import yaml
+
+    for p in (CONF_DIR / "ablation").glob("*.yaml"):
+        cfg = compose_dict([f"ablation={p.stem}"])
+        assert cfg["ablation"]["name"] == p.stem and yaml.safe_load(p.read_text()) == cfg["ablation"]
+        assert cfg["experiment"]["runs"]["ours"]["ablation"] == cfg["ablation"]
+    with pytest.raises(ConfigError, match="resolved when params.yaml is composed"):
+        ablation_config("no_fl")      # a name is never looked up in conf/ at run time

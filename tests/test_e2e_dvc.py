@@ -52,7 +52,7 @@ def _baseline_runs(p):
     lib = "testleak/resources/prior_library.yaml"
     p["experiment"]["runs"] = {"codexleaks": {"method": "codexleaks", "round": 0, "library": lib},
                                "codebreaker": {"method": "codebreaker", "round": 0, "library": lib}}
-    p["experiment"]["library_from"] = []
+    p["experiment"]["library_from"] = {}
     p["experiment"]["baseline_budget"] = 3
     p["baselines"]["codexleaks"]["samples_per_prompt"] = 3
     p["baselines"]["codebreaker"]["samples_per_prompt"] = 3

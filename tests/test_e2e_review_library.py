@@ -43,7 +43,7 @@ def test_review_then_library_round_through_dvc(tmp_path):
         p["review"].update({"policy": "both_yes", "reviewers": ["r1", "r2"]})
         p["experiment"]["runs"] = {"ours": {"method": "ours", "round": 0,
                                             "library": "testleak/resources/prior_library.yaml"}}
-        p["experiment"]["library_from"] = ["ours"]
+        p["experiment"]["library_from"] = {"ours": {"library": p["experiment"]["runs"]["ours"]["library"]}}
 
     proj = make_project(tmp_path / "p", ["experiment=tiny"], edit=edit)
     env = env_for(shared_cache(tmp_path))

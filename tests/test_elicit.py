@@ -372,7 +372,10 @@ TESTS_ANSWER = "```python\nassert register('alice', 'pw1') == {'username': 'alic
 
 
 def _settings(params, **abl):
-    p = {**params, "ablation": {**params["ablation"], **abl}}
+    """Settings of run ours with some ablation flags changed (a run carries its flags, composed)."""
+    runs = params["experiment"]["runs"]
+    spec = {**runs["ours"], "ablation": {**runs["ours"]["ablation"], **abl}}
+    p = {**params, "experiment": {**params["experiment"], "runs": {**runs, "ours": spec}}}
     return ElicitSettings.from_params(p, "ours")
 
 

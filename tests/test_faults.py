@@ -49,6 +49,8 @@ def project(tmp: Path, overrides=(), edit=None) -> Path:
     p["library"]["prior"] = PRIOR
     for r in p["experiment"]["runs"].values():
         r["library"] = PRIOR
+    for r in p["experiment"]["library_from"].values():   # each names its run's own library
+        r["library"] = PRIOR
     if edit:
         edit(p)
     tmp.mkdir(parents=True, exist_ok=True)
@@ -294,3 +296,23 @@ def test_a_stage_rejects_an_invalid_params_yaml(tmp_path):
     r = stage(proj, "judged", "ours")
     assert r.returncode == 2
     assert one_line(r.stderr) == ("error: verifier.window = {min: 100, max: 1} (params.yaml): expected min <= max")
+
+
+@pytest.mark.parametrize("override, expected", [
+    ("experiment.baseline_budget=3.7", "experiment.baseline_budget = 3.7"),
+    ("verifier.window.min=500", "verifier.window = {min: 500, max: 100}"),
+])
+def test_dvc_exp_run_rejects_a_bad_override_at_composition(tmp_path, override, expected):
+    """`dvc exp run -S` composes conf/ itself; the resolver that hydra_plugins/ registers validates
+    the composition, so the experiment fails before any stage runs and params.yaml is untouched."""
+    from tests.project import env_for, make_project, run
+
+    proj = make_project(tmp_path / "p", ["experiment=tiny"])
+    before = (proj / "params.yaml").read_text(encoding="utf-8")
+    env = env_for(tmp_path / "cache")
+    r = run(["dvc", "exp", "run", "-S", override], proj, env, timeout=300, check=False)
+    assert r.returncode != 0
+    errors = [ln for ln in r.stderr.splitlines() if ln.startswith("ERROR")]
+    assert len(errors) == 1 and expected in errors[0] and "conf/ composed with the -S overrides" in errors[0], r.stderr
+    assert "Running stage" not in r.stdout
+    assert (proj / "params.yaml").read_text(encoding="utf-8") == before

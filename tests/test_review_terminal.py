@@ -140,7 +140,7 @@ def test_two_reviewers_in_the_terminal_then_confirmed_by_dvc_repro(tmp_path):
         p["verifier"]["local"].update({"corpus": "dirs", "dirs": [str(corpus)]})
         p["experiment"]["runs"] = {"ours": {"method": "ours", "round": 0,
                                             "library": "testleak/resources/prior_library.yaml"}}
-        p["experiment"]["library_from"] = ["ours"]
+        p["experiment"]["library_from"] = {"ours": {"library": p["experiment"]["runs"]["ours"]["library"]}}
 
     proj = make_project(tmp_path / "p", ["experiment=tiny"], edit=edit)
     env = shim_env(tmp_path, shared_cache(tmp_path))

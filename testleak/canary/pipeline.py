@@ -5,10 +5,10 @@ reads the composed params and :class:`testleak.paths.Paths` and writes under dat
 (raw values), metrics/ and reports/canary/ (masked).
 
 Calibration: every run of ``experiment.calibration_runs`` (method ours / codexleaks / codebreaker; an
-``ablation`` field selects conf/ablation/<name>.yaml for runs of ours) is executed with the
+``ablation`` field carries the flags of conf/ablation/<name>.yaml, resolved at composition) is executed with the
 project's own library functions - questions, responses, ExtractPII, judge, local-index
 verification over the canary corpus, review - once against the tuned model and once against
-the untuned base model (control), as runs ``canary_<model>_<run>`` under data/runs/.
+the untuned base model (control), as runs ``canary_<model>_<run>`` under data/canary/runs/.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from .. import pipeline
 from ..config import ablation_config
 from ..errors import ConfigError, DataError
 from ..llm.local import sha256_file
+from ..paths import Paths
 from ..records import read_jsonl, write_json, write_jsonl
 
 CANARY_SCHEMA = "canary/1"
@@ -48,6 +49,14 @@ class CanaryPaths:
         self.finetune_metrics = paths.root / "metrics" / "canary_finetune.json"
         self.report_dir = paths.reports / "canary"
         self.report_metrics = paths.root / "metrics" / "canary.json"
+
+
+class CanaryRunPaths(Paths):
+    """Calibration runs live under data/canary/runs/<run> (an out of stage canary_report),
+    apart from the per-run stages' data/runs/<run>."""
+
+    def run_dir(self, run: str) -> Path:
+        return self.canary / "runs" / run
 
 
 def _canary_cfg(params: Mapping) -> dict:
@@ -75,7 +84,11 @@ def make_canary_corpus(params: Mapping, paths, files=None) -> dict:
                        int(fb.get("min", 1500)), int(fb.get("max", 30000)))
     absent = None
     index_used = False
-    if cfg.get("check_index", True) and paths.index.exists():
+    if cfg.get("check_index", True):
+        # a declared choice (dvc.yaml: canary_corpus depends on the index), never "if it exists"
+        if not paths.index.exists():
+            raise ConfigError(f"canary.check_index is true but {paths.index} is missing: run `dvc repro index` "
+                              f"first, or set canary.check_index=false")
         idx = LocalIndex(paths.index)
         index_used = True
         absent = lambda v: (idx.search(v).get("k") or 0) == 0  # noqa: E731
@@ -242,13 +255,13 @@ def run_one(params: Mapping, paths, run: str, kind: str, key: str, model_cfg: Ma
     p = copy.deepcopy(dict(params))
     p["model"] = dict(model_cfg)
     if spec.get("ablation"):
-        p["ablation"] = ablation_config(spec["ablation"])
+        spec["ablation"] = ablation_config(spec["ablation"])
     p["experiment"] = dict(p["experiment"])
-    p["experiment"]["runs"] = {run: {k: v for k, v in spec.items() if k in ("method", "round", "library")}}
+    p["experiment"]["runs"] = {run: {k: v for k, v in spec.items() if k in ("method", "round", "library", "ablation")}}
     p["verifier"] = {**(p.get("verifier") or {}), "judge_mode": str(cfg.get("judge_mode", "rules")), "backend": "local"}
     p["review"] = {"policy": "auto", "reviewers": []}
     questions, library = pipeline.method_inputs(p, paths, run, questions_path=CanaryPaths(paths).questions)
-    st = pipeline.run_chain(p, paths, run, index, questions, library, labels=[])
+    st = pipeline.run_chain(p, CanaryRunPaths(paths.root), run, index, questions, library, labels=[])
     r = st["responses"]
     return {"run": run, "model": kind, "key": key, "method": r["method"], "variant": r["variant"],
             "responses": r["responses"], "response_status": {k: v for k, v in r.items() if k not in ("run", "method", "variant")},
@@ -288,13 +301,14 @@ def report_calibration(params: Mapping, paths, summaries: list[dict] | None = No
     originals = list(corpus_texts(cp.original).values())
     meta = {s["run"]: s for s in summaries or []}
     results = []
+    rp = CanaryRunPaths(paths.root)
     for run, kind, key in run_names(params):
         spec = params["experiment"]["calibration_runs"][key]
-        rc = run_recall(truth, read_jsonl(paths.responses(run), kind="response"),
-                        read_jsonl(paths.candidates(run), kind="candidate"),
-                        read_jsonl(paths.confirmed(run), kind="confirmed"), originals)
+        rc = run_recall(truth, read_jsonl(rp.responses(run), kind="response"),
+                        read_jsonl(rp.candidates(run), kind="candidate"),
+                        read_jsonl(rp.confirmed(run), kind="confirmed"), originals)
         m = meta.get(run, {})
         results.append({"run": run, "model": kind, "key": key, "method": spec.get("method"),
-                        "variant": m.get("variant", spec.get("ablation") or "none"), "recall": rc})
+                        "variant": m.get("variant", (spec.get("ablation") or {}).get("name", "none")), "recall": rc})
     ft = json.loads(cp.finetune_metrics.read_text()) if cp.finetune_metrics.exists() else None
     return build_report(results, truth, cp.report_dir, cp.report_metrics, ft)

@@ -81,8 +81,9 @@ class ElicitSettings:
         exp = params["experiment"]
         spec = run_spec(params, run)
         method = str(_get(spec, "method", ""))  # checked against the registry (testleak.methods.get)
-        # A run may carry its own ablation (experiment.runs.R.ablation, used to run every
-        # Table 4 variant in one `dvc repro`); otherwise the `ablation` config group applies.
+        # A run of ours carries its ablation flags (experiment.runs.R.ablation), resolved at
+        # composition from the `ablation` group or a named ablation (every Table 4 variant in
+        # one `dvc repro`); hand-written params without them fall back to the `ablation` group.
         abl = ablation_config(_get(spec, "ablation", None) or _get(params, "ablation", {}) or {})
         hints = _get(exp, "hints_per_attribute", {}) or {}
         s = cls(

@@ -151,8 +151,9 @@ class GitHubSearch:
         return {**data, "_attempts": attempts}
 
     def search(self, value: str) -> dict:
-        now = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        base = {"query": mask(value), "engine": self.engine, "searched_at": now}
+        # searched_at: the date of the (cached) answer; None when nothing was answered, so a
+        # rerun of the stage over the same cache writes the same records.
+        base = {"query": mask(value), "engine": self.engine, "searched_at": None}
         q = github_query(value) if isinstance(value, str) else None
         if q is None or len(q) - 2 < self.min_chars:
             return {**base, "k": None, "repo_ids": [], "repos": [], "paths": [], "outcome": "unverifiable",
@@ -186,7 +187,7 @@ class GitHubSearch:
         items = items[: self.max_hits]
         repo_ids = sorted({it["repository"]["id"] for it in items})
         names = {it["repository"]["id"]: it["repository"].get("full_name", "") for it in items}
-        rec = {**base, "k": total, "repo_ids": repo_ids, "repos": [names[r] for r in repo_ids],
+        rec = {**base, "searched_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "k": total, "repo_ids": repo_ids, "repos": [names[r] for r in repo_ids],
                "paths": [f'{it["repository"].get("full_name", "")}/{it.get("path", "")}' for it in items],
                "outcome": "searched", "incomplete_results": incomplete}
         self.cache.put(key, rec)

@@ -25,7 +25,6 @@ import sqlite3
 import time
 import zlib
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -198,6 +197,18 @@ def _insert_docs(con: sqlite3.Connection, docs: Iterable[CorpusDoc], compress: b
         flush()
 
 
+def corpus_manifest(local_cfg) -> dict:
+    """What the corpus is built from, for data/index/manifest.json: the installed distributions
+    with their versions (corpus ``site-packages``) and the configured directories."""
+    corpus = str(_cfg_get(local_cfg, "corpus", "site-packages"))
+    dists = []
+    if corpus == "site-packages":
+        dists = sorted({((d.metadata["Name"] or "unknown"), d.version or "") for d in md.distributions()},
+                       key=lambda x: (x[0].lower(), x[1]))
+    return {"corpus": corpus, "distributions": [{"name": n, "version": v} for n, v in dists],
+            "dirs": [str(d) for d in _cfg_get(local_cfg, "dirs", [])]}
+
+
 def build_index(local_cfg, out: str | os.PathLike, files: Iterable[CorpusFile] | None = None) -> dict:
     """Build the index database at ``out`` (atomically) and return its build statistics.
 
@@ -217,6 +228,8 @@ def build_index(local_cfg, out: str | os.PathLike, files: Iterable[CorpusFile] |
         _create_schema(con, case)
         _insert_docs(con, select_corpus(local_cfg, files, stats), compress)
         con.execute("INSERT INTO grams(grams) VALUES ('optimize')")
+        # No build time or absolute path in the database: the same corpus gives the same bytes,
+        # so DVC skips the stages downstream of a rebuilt but unchanged index.
         meta = {"schema_version": SCHEMA_VERSION, "case_sensitive": case, "compress": compress,
                 "corpus": str(_cfg_get(local_cfg, "corpus", "site-packages")), "stats": stats}
         con.executemany("INSERT INTO meta VALUES (?, ?)", [(k, json.dumps(v)) for k, v in meta.items()])
@@ -282,9 +295,9 @@ class LocalIndex:
 
     def search(self, value: str) -> dict:
         """``{k, repo_ids, repos, paths, outcome, query, engine, searched_at}``; ``outcome`` is
-        ``searched`` or ``unverifiable`` (value shorter than 3 characters)."""
-        now = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        base = {"query": mask(value), "engine": self.engine, "searched_at": now}
+        ``searched`` or ``unverifiable`` (value shorter than 3 characters). ``searched_at`` is
+        None: a local answer is determined by the index (a DVC dep), not by the time asked."""
+        base = {"query": mask(value), "engine": self.engine, "searched_at": None}
         if value is None or len(value) < MIN_QUERY_CHARS:
             return {**base, "k": None, "repo_ids": [], "repos": [], "paths": [], "outcome": "unverifiable",
                     "reason": f"value shorter than {MIN_QUERY_CHARS} characters: no trigram to search"}
