@@ -19,7 +19,7 @@ plus, because that set holds no secret and detect-secrets looks only for secrets
    Labels come from construction (what was generated), never from any of the tools.
 
 Tools, each in its ordinary use: ``testleak.extract.extract(text, taxonomy, language=...)``;
-Presidio's analyzer through ``testleak.extract.presidio.analyze`` (conf/presidio/: its
+Presidio's analyzer through ``testleak.presidio.analyze`` (conf/presidio/: its
 default recognisers, spaCy ``en_core_web_sm`` 3.8.0, score threshold 0, entity types mapped to
 our attributes by the config table; unmapped entity types counted); detect-secrets under
 ``default_settings()`` (all plugins and filters) via ``SecretsCollection.scan_file`` on the
@@ -205,7 +205,7 @@ def run_extractpii(docs, tax) -> tuple[list[list], float]:
 
 
 def run_presidio(docs, cfg) -> tuple[list[list], float, float, Counter]:
-    from testleak.extract import presidio
+    from testleak import presidio
 
     t0 = time.process_time()
     presidio.engine(cfg)

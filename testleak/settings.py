@@ -424,7 +424,7 @@ class Canary(_Strict):
 # ----------------------------------------------------------------------------- presidio
 
 class Presidio(_Strict):
-    """conf/presidio/: Presidio's analyzer offline (testleak/extract/presidio.py)."""
+    """conf/presidio/: Presidio's analyzer offline (testleak/presidio.py)."""
     model: str = Field(min_length=1)        # installed spaCy pipeline package
     language: str = Field(min_length=2)
     score_threshold: float = Field(ge=0, le=1)

@@ -110,7 +110,7 @@ def _canary(cfg: dict, paths: Paths) -> None:
 
 
 def _presidio(cfg: dict) -> None:
-    from testleak.extract import presidio
+    from testleak import presidio
 
     eng = presidio.engine(cfg["presidio"])   # the real analyzer with the configured spaCy pipeline
     assert cfg["presidio"]["language"] in eng.supported_languages

