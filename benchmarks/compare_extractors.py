@@ -265,6 +265,8 @@ def score(docs, outputs) -> dict:
             for v, a in {(norm(v), a) for v, a in outs if a is not None}:
                 key = a if a in d["placed"] or a == GENERIC else "(other)"
                 res[d["part"]][key]["out"] += 1
+                if key == "(other)":
+                    res[d["part"]][key][f"as {a}"] += 1
                 res[d["part"]][key]["correct"] += v in (secrets if a == GENERIC else d["placed"].get(a, ()))
     return res
 
@@ -332,6 +334,9 @@ def main(argv=None) -> int:
     for t in TOOLS:
         part_hits = {f"{p}/{k}": c["partial"] for p, v in scores[t].items() for k, c in v.items() if c["partial"]}
         print(f"{t}: labelled values not found but overlapped by an output at least half their length: {part_hits}")
+        other = {p: {k[3:]: n for k, n in v["(other)"].items() if k.startswith("as ")} for p, v in scores[t].items()
+                 if "(other)" in v}
+        print(f"{t}: outputs of attributes a generated part does not place (false positives): {other}")
     if a.json:
         a.json.write_text(json.dumps({"scores": {t: {p: {k: dict(c) for k, c in v.items()} for p, v in s.items()}
                                                  for t, s in scores.items()},
