@@ -54,8 +54,6 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-import yaml
-
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(BENCH.parent))
@@ -133,41 +131,49 @@ def secret_rows(n: int, seed: int) -> list[dict]:
     return rows
 
 
+def _pytest(part):
+    return "".join(f'def test_login_{i}(client):\n    client.configure(api_key="{r["secret_key"]}")\n'
+                   f'    resp = client.login(username="{r["username"]}", password="{r["password"]}")\n'
+                   f'    assert resp.token != "{r["auth_token"]}"\n\n' for i, r in enumerate(part))
+
+
+def _jest(part):
+    return "".join(f"it('authenticates {i}', async () => {{\n  const config = {{ apiKey: '{r['secret_key']}', "
+                   f"accessToken: '{r['auth_token']}' }};\n  const password = '{r['password']}';\n"
+                   f"  expect(await login(config, password)).toBe(true);\n}});\n" for i, r in enumerate(part))
+
+
+def _junit(part):
+    return "class AuthTest {\n" + "".join(
+        f"  @Test\n  void login{i}() {{\n    String password = \"{r['password']}\";\n"
+        f"    String secretKey = \"{r['secret_key']}\";\n    String authToken = \"{r['auth_token']}\";\n"
+        f"    assertTrue(auth.verify(password, secretKey, authToken));\n  }}\n" for i, r in enumerate(part)) + "}\n"
+
+
+def _go(part):
+    rows = "".join(f'\t\t{{password: "{r["password"]}", apiKey: "{r["secret_key"]}", token: "{r["auth_token"]}"}},\n'
+                   for r in part)
+    return ("func TestAuth(t *testing.T) {\n\ttests := []struct{ password, apiKey, token string }{\n" + rows +
+            "\t}\n\tfor _, tc := range tests {\n\t\tif !Login(tc.password, tc.apiKey, tc.token) { t.Fail() }\n\t}\n}\n")
+
+
+def _json(part):
+    return json.dumps([{"username": r["username"], "password": r["password"], "api_key": r["secret_key"],
+                        "auth_token": r["auth_token"]} for r in part], indent=2)
+
+
+# kind of test code -> (language, code for a list of rows)
+SECRET_TEMPLATES = {"pytest": ("python", _pytest), "jest": ("javascript", _jest), "junit": ("java", _junit),
+                    "go": ("go", _go), "json": ("json", _json)}
+
+
 def secret_files(n: int, seed: int) -> list[tuple[str, str, str, list[dict]]]:
-    """``(kind, language, code, rows)`` for pytest, Jest, JUnit, Go and JSON, ``n`` rows in total."""
+    """``(kind, language, code, rows)``: ``n`` rows split evenly over ``SECRET_TEMPLATES``."""
     rows = secret_rows(n, seed)
-    k = max(1, n // 5)
-    out = []
-    for j, part in enumerate(rows[i:i + k] for i in range(0, len(rows), k)):
-        kind = ("pytest", "jest", "junit", "go", "json")[j % 5]
-        if kind == "pytest":
-            code = "".join(f'def test_login_{i}(client):\n    client.configure(api_key="{r["secret_key"]}")\n'
-                           f'    resp = client.login(username="{r["username"]}", password="{r["password"]}")\n'
-                           f'    assert resp.token != "{r["auth_token"]}"\n\n' for i, r in enumerate(part))
-            lang = "python"
-        elif kind == "jest":
-            code = "".join(f"it('authenticates {i}', async () => {{\n  const config = {{ apiKey: '{r['secret_key']}', "
-                           f"accessToken: '{r['auth_token']}' }};\n  const password = '{r['password']}';\n"
-                           f"  expect(await login(config, password)).toBe(true);\n}});\n" for i, r in enumerate(part))
-            lang = "javascript"
-        elif kind == "junit":
-            code = "class AuthTest {\n" + "".join(
-                f"  @Test\n  void login{i}() {{\n    String password = \"{r['password']}\";\n"
-                f"    String secretKey = \"{r['secret_key']}\";\n    String authToken = \"{r['auth_token']}\";\n"
-                f"    assertTrue(auth.verify(password, secretKey, authToken));\n  }}\n" for i, r in enumerate(part)) + "}\n"
-            lang = "java"
-        elif kind == "go":
-            code = ("func TestAuth(t *testing.T) {\n\ttests := []struct{ password, apiKey, token string }{\n" +
-                    "".join(f'\t\t{{password: "{r["password"]}", apiKey: "{r["secret_key"]}", token: "{r["auth_token"]}"}},\n'
-                            for r in part) +
-                    "\t}\n\tfor _, tc := range tests {\n\t\tif !Login(tc.password, tc.apiKey, tc.token) { t.Fail() }\n\t}\n}\n")
-            lang = "go"
-        else:
-            code = json.dumps([{"username": r["username"], "password": r["password"], "api_key": r["secret_key"],
-                                "auth_token": r["auth_token"]} for i, r in enumerate(part)], indent=2)
-            lang = "json"
-        out.append((kind, lang, code, part))
-    return out
+    size = max(1, -(-n // len(SECRET_TEMPLATES)))
+    parts = [rows[j * size:(j + 1) * size] for j in range(len(SECRET_TEMPLATES))]
+    return [(kind, lang, code_of(part), part)
+            for (kind, (lang, code_of)), part in zip(SECRET_TEMPLATES.items(), parts) if part]
 
 
 # --- the evaluation set: (part, language, text, labelled [(value, attr)], placed {attr: {norm}}) ----------
@@ -307,16 +313,17 @@ def versions() -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=120, help="generated rows per generated part")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--cache", type=Path, default=ROOT / ".cache" / "eval")
-    ap.add_argument("--json", type=Path, default=None, help="also write the counts here")
-    a = ap.parse_args(argv)
     from testleak.config import compose_dict
 
-    cfg = compose_dict()
-    tax = Taxonomy.from_config(yaml.safe_load((ROOT / "conf/taxonomy/paper.yaml").read_text()))
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    for flag, kind, default, text in (("--n", int, 120, "generated rows per generated part"),
+                                      ("--seed", int, 0, "seed of the generated parts"),
+                                      ("--cache", Path, ROOT / ".cache" / "eval", "where the sdists are kept"),
+                                      ("--json", Path, None, "also write the counts here")):
+        ap.add_argument(flag, type=kind, default=default, help=text)
+    a = ap.parse_args(argv)
+    cfg = compose_dict()                      # the default composition of conf/: taxonomy and presidio
+    tax = Taxonomy.from_config(cfg)
     docs = evaluation_set(a.n, a.seed, a.cache)
     outs, speed, scores = {}, {}, {}
     outs["ExtractPII"], speed["ExtractPII"] = run_extractpii(docs, tax)
