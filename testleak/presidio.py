@@ -62,8 +62,12 @@ def _offline_tldextract() -> None:
 
 @functools.lru_cache(maxsize=4)
 def _engine(model: str, language: str):
-    import spacy.util
-
+    try:
+        import presidio_analyzer  # noqa: F401
+        import spacy.util
+    except ImportError as e:
+        raise ModelNotInstalledError(f"{e.name} is not installed (a dependency of testleak): "
+                                     f"bash scripts/bootstrap.sh setup, or pip install -e .") from None
     if not spacy.util.is_package(model):
         pkg = PACKAGES.get(model, model.replace("_", "-"))
         raise ModelNotInstalledError(

@@ -98,3 +98,12 @@ def test_missing_spacy_pipeline_is_one_line_naming_the_package(cfg):
         presidio.engine({**cfg, "model": "en_core_web_xx_missing"})
     msg = str(ei.value)
     assert "\n" not in msg and "pip install en-core-web-xx-missing" in msg
+
+
+def test_missing_presidio_package_is_one_line(cfg, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "presidio_analyzer", None)   # as if not installed
+    with pytest.raises(ModelNotInstalledError) as ei:
+        presidio.engine({**cfg, "model": "en_core_web_not_cached"})
+    assert "\n" not in str(ei.value) and "presidio_analyzer is not installed" in str(ei.value)
