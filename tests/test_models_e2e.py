@@ -62,7 +62,8 @@ def test_tables_show_each_model_each_family_and_the_mean(project):
         own = rows[(f"ours--{mid}", "all")]
         fam = rows[(f"ours--mean-{family}", "all")]
         assert own[2:4] == [name, family] and fam[2:4] == [f"mean of family {family}", family]
-        assert own[5:] == fam[5:] == [_pm(ms[mid]["leakage"]["all"][k]) for k in ("lp1", "lp2", "lp3", "il2", "il3")]
+        assert own[5:] == fam[5:] and own[5] == str(ms[mid]["leakage"]["test_cases"]["all"])
+        assert own[6:] == [_pm(ms[mid]["leakage"]["all"][k]) for k in ("lp1", "lp2", "lp3", "il2", "il3")]
     mean = rows[("ours--mean", "all")]
     assert mean[2] == "mean over families"
     assert mean[6] == _pm(sum(m["leakage"]["all"]["lp1"] for m in ms.values()) / 2)
