@@ -13,50 +13,11 @@ masked outputs only (counts, rates, value hashes):
 
 from __future__ import annotations
 
-import csv
-from pathlib import Path
-
-from testleak.config import run_spec
-from testleak.metrics import headline, run_curve, run_metrics
+from testleak.metrics import headline, run_curve, run_meta, run_metrics, write_curve
 from testleak.paths import Paths
 from testleak.stage import entry, load_stage_params, run_argument
 from testleak.records import read_jsonl, write_json
 from testleak.taxonomy import Taxonomy
-
-
-def run_meta(params, run: str, responses: list[dict]) -> dict:
-    spec = run_spec(params, run)
-    method = spec["method"]
-    variants = sorted({r.get("variant") for r in responses if r.get("variant")})
-    own = spec.get("ablation") or params["ablation"]
-    variant = "+".join(variants) if variants else (own["name"] if method == "ours" else "none")
-    return {
-        "experiment": params["experiment"]["name"],
-        "method": method,
-        "round": int(spec.get("round", 0)),
-        "library": spec.get("library"),
-        "variant": variant,
-        "model": params["model"]["name"],
-        "family": params["model"].get("family"),
-        "judge": params["judge"]["name"],
-        "verifier": params["verifier"]["backend"],
-        "sizes": {
-            "scenarios": len(params["experiment"]["scenarios"]),
-            "questions_per_scenario": params["experiment"]["questions_per_scenario"],
-            "tests_per_function": params["experiment"]["tests_per_function"],
-            "baseline_budget": params["experiment"].get("baseline_budget"),
-        },
-    }
-
-
-def write_curve(path: Path, rows: list[dict], categories) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    cols = ["responses", *categories, "all"]
-    with path.open("w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=cols)
-        w.writeheader()
-        for r in rows:
-            w.writerow({c: r[c] for c in cols})
 
 
 def main(argv: list[str]) -> int:

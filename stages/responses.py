@@ -6,7 +6,8 @@ The run's method (``experiment.runs.RUN.method``) is looked up in :mod:`testleak
 ``ours`` asks the scenario questions (data/questions/questions.jsonl, or generic tasks when
 ``ablation.scenario_questions`` is false), code turn -> G(c) -> test turn with hints from the
 run's library (``prior`` or a previous run's data/library/<run>.json); ``codexleaks`` and
-``codebreaker`` prompt with their own templates. Library function:
+``codebreaker`` prompt with their own templates. The model under test is the run's
+(``experiment.runs.RUN.model``). Library function:
 :func:`testleak.pipeline.responses`.
 
 Writes data/runs/RUN/responses.jsonl (response/1, atomically); the gateway cache makes a
@@ -18,6 +19,7 @@ from __future__ import annotations
 import sys
 
 from testleak import pipeline
+from testleak.config import run_model
 from testleak.llm import open_gateway
 from testleak.paths import Paths
 from testleak.stage import check_errors, entry, stage_params
@@ -27,11 +29,12 @@ def main(argv: list[str]) -> int:
     params, run = stage_params(argv, "responses")
     paths = Paths()
     questions, library = pipeline.method_inputs(params, paths, run)
-    with open_gateway(params["model"], paths=paths, attribution={"stage": "responses", "run": run}) as gw:
+    model = run_model(params, run)
+    with open_gateway(model, paths=paths, attribution={"stage": "responses", "run": run}) as gw:
         records, stats = pipeline.responses(params, run, gw, questions, library)
     pipeline.write_artifact(paths, "responses", run, records)
     print(f"responses@{run}: " + ", ".join(f"{k}={v}" for k, v in stats.items() if k != "run"), file=sys.stderr)
-    check_errors(f"responses@{run}", records, "response", params, params["model"])
+    check_errors(f"responses@{run}", records, "response", params, model)
     return 0
 
 

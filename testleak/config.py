@@ -99,9 +99,64 @@ def _settings_resolver(*, _root_) -> str:
     return f"testleak.settings v{SCHEMA_VERSION}"
 
 
+# -- runs unrolled over the experiment's test models, at composition ---------------------------
+# conf/experiment/*.yaml write ``runs: ${testleak_runs:runs}`` and ``library_from:
+# ${testleak_runs:library_from}``: this resolver builds them from ``experiment.protocol`` (the runs of
+# one model: method x variant x round) and ``experiment.models`` (model id -> model config, composed
+# from conf/model/ by the experiment's defaults), so every run entry carries its model, as it
+# carries its ablation flags, and a per-run stage reads only its own entry.
+RUNS_RESOLVER = "testleak_runs"
+MODEL_SEP = "--"   # run name = <protocol run>--<model id> when the experiment lists several models
+
+
+def run_name(protocol_run: str, model_id: str | None) -> str:
+    """``ours`` with one model (the ``model`` group: names as before), ``ours--gpt-4o`` with several."""
+    return protocol_run if model_id is None else f"{protocol_run}{MODEL_SEP}{model_id}"
+
+
+def unroll_runs(protocol: dict, models: dict, default_model: dict, libraries: Sequence[str]) -> dict:
+    """``{"runs": ..., "library_from": ...}``: every protocol run for every model of ``models``
+    (``{}``: the ``model`` group's ``default_model`` alone, run names unchanged). A protocol run's
+    ``library`` that is a library file named after another protocol run (``data/library/ours.json``)
+    becomes that run's file for the same model (``data/library/ours--gpt-4o.json``).
+    ``libraries``: the protocol runs whose confirmed leaks build a library (stage library@RUN)."""
+    ids = list(models) or [None]
+    runs: dict = {}
+    for name, spec in protocol.items():
+        for mid in ids:
+            lib = str(spec["library"])
+            stem = Path(lib).stem
+            if mid is not None and stem in protocol and Path(lib).suffix == ".json":
+                lib = Path(lib).with_name(f"{run_name(stem, mid)}.json").as_posix()
+            runs[run_name(name, mid)] = {**spec, "library": lib,
+                                         "model": dict(models[mid] if mid is not None else default_model)}
+    unknown = [r for r in libraries if r not in protocol]
+    if unknown:
+        raise ConfigError(f"experiment.libraries = {unknown}: expected names of experiment.protocol "
+                          f"({', '.join(protocol)})")
+    library_from = {run_name(r, mid): {"library": runs[run_name(r, mid)]["library"]} for r in libraries for mid in ids}
+    return {"runs": runs, "library_from": library_from}
+
+
+def _runs_resolver(what: str, *, _root_):
+    if what not in ("runs", "library_from"):
+        raise ConfigError(f"${{{RUNS_RESOLVER}:{what}}}: expected runs or library_from")
+    exp = _root_.experiment
+    try:
+        protocol = OmegaConf.to_container(exp.protocol, resolve=True) if "protocol" in exp else {}
+        models = OmegaConf.to_container(exp.models, resolve=True) if "models" in exp else {}
+        libraries = OmegaConf.to_container(exp.libraries, resolve=True) if "libraries" in exp else []
+        default_model = OmegaConf.to_container(_root_.model, resolve=True)
+    except OmegaConfBaseException as e:
+        raise ConfigError(f"cannot resolve the experiment's protocol or models: {str(e).splitlines()[0]}") from None
+    return OmegaConf.create(unroll_runs(protocol or {}, models or {}, default_model, libraries or [])[what])
+
+
 def register_resolvers() -> None:
     if not OmegaConf.has_resolver(RESOLVER):
         OmegaConf.register_new_resolver(RESOLVER, _settings_resolver)
+    if not OmegaConf.has_resolver(RUNS_RESOLVER):
+        OmegaConf.register_new_resolver(RUNS_RESOLVER, _runs_resolver)
 
 
 register_resolvers()
@@ -191,6 +246,16 @@ def ablation_config(value) -> dict:
                           f"params.yaml is composed (write ablation: '${{experiment.ablations.{value}}}' with "
                           f"`/ablation@ablations.{value}: {value}` in the experiment's defaults)")
     return dict(value)
+
+
+def run_model(params, run: str) -> dict:
+    """The config of the model under test of ``run`` (``experiment.runs.RUN.model``, resolved at
+    composition: the ``model`` group, or an entry of ``experiment.models``)."""
+    spec = run_spec(params, run)
+    if not spec.get("model"):
+        raise ConfigError(f"run {run!r} names no model (experiment.runs.{run}.model): recompose params.yaml "
+                          "with `testleak params` (runs carry their model since experiments list models)")
+    return dict(spec["model"])
 
 
 def run_spec(params, run: str, runs_key: str = "runs") -> dict:

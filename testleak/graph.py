@@ -51,7 +51,7 @@ HEADER = """\
 # (tests/test_pipeline_graph.py fails when this file differs from the generation).
 # The testleak pipeline (paper Fig. 2). Each stage's code: stages/<stage name>.py.
 # Per-run stages (responses, candidates, judged, verified, confirmed, metrics) are unrolled
-# over params experiment.runs (method x variant x round); library over experiment.library_from.
+# over params experiment.runs (method x variant x round x model); library over experiment.library_from.
 """
 
 
@@ -106,7 +106,7 @@ def declarations(paths: Paths | None = None) -> list[Stage]:
               deps=["pyproject.toml"],
               outs=["${verifier.index}", r(paths.index_manifest), r(paths.index_stats)]),
         Stage("responses", foreach=per_run, args=RUN,
-              params=["seed", "taxonomy", "model", "baselines", "max_error_share", f"experiment.runs.{RUN}",
+              params=["seed", "taxonomy", "baselines", "max_error_share", f"experiment.runs.{RUN}",
                       "experiment.scenarios",
                       "experiment.questions_per_scenario", "experiment.tests_per_function",
                       "experiment.functions_per_response", "experiment.hints_per_attribute",
@@ -143,7 +143,7 @@ def declarations(paths: Paths | None = None) -> list[Stage]:
         Stage("metrics", foreach=per_run, args=RUN,
               params=["experiment.name", f"experiment.runs.{RUN}", "experiment.scenarios",
                       "experiment.questions_per_scenario", "experiment.tests_per_function",
-                      "experiment.baseline_budget", "ablation.name", "model.name", "model.family", "judge.name",
+                      "experiment.baseline_budget", "ablation.name", "judge.name",
                       "verifier.backend", "review.policy", "taxonomy"],
               deps=[r(paths.questions), r(paths.questions_stats)] + list(run_files.values())
               + [stats(k) for k in ("candidates", "judged", "verified", "confirmed")],
@@ -151,7 +151,7 @@ def declarations(paths: Paths | None = None) -> list[Stage]:
               metrics=[_nocache(r(paths.metrics(RUN)))],
               plots=[{r(paths.metrics_plot(RUN)): {"x": "responses", "y": "all", "cache": False}}]),
         Stage("report",
-              params=["experiment", "model.name", "model.family", "judge.name", "verifier", "review.policy",
+              params=["experiment", "judge.name", "verifier", "review.policy",
                       "ablation.name", "taxonomy"],
               deps=[res("paper_results.yaml"), r(paths.run_metrics(RUN).parent), r(paths.metrics_plot(RUN).parent)],
               outs=[_nocache(r(paths.reports / f)) for f in (

@@ -14,11 +14,12 @@ Artifacts: :func:`write_artifact` writes a stage's records (tagged with their sc
 
 from __future__ import annotations
 
+from collections import ChainMap
 from contextlib import contextmanager, nullcontext
 from typing import Any, Iterable, Iterator, Mapping
 
 from . import methods
-from .config import run_spec
+from .config import run_model, run_spec
 from .errors import ConfigError
 from .elicit.responses import ElicitSettings
 from .extract import candidates_from_responses
@@ -116,9 +117,18 @@ def judge_gateway(params: Mapping, paths: Paths, run: str | None = None) -> Iter
 
 # ------------------------------------------------------------------------------- the stages
 
+def run_params(params: Mapping, run: str) -> Mapping:
+    """``params`` as the run sees it: ``model`` is the run's model under test
+    (``experiment.runs.RUN.model``), every other key is read through from ``params`` (a view,
+    not a copy: only the keys the run's code reads are read)."""
+    return ChainMap({"model": run_model(params, run)}, params)
+
+
 def responses(params: Mapping, run: str, gateway, questions: list[dict] | None = None,
               library: Mapping | None = None) -> tuple[list[dict], dict]:
-    """The run's method (looked up in :mod:`testleak.methods`) against the model under test."""
+    """The run's method (looked up in :mod:`testleak.methods`) against the run's model under
+    test (``gateway``, opened on :func:`testleak.config.run_model`)."""
+    params = run_params(params, run)
     settings = ElicitSettings.from_params(params, run)
     m = methods.get(settings.method)
     inp = methods.RunInputs(params, settings, Taxonomy.from_config(params), gateway, questions, library)
@@ -219,7 +229,7 @@ def run_chain(params: Mapping, paths: Paths, run: str, backend, questions: list[
     would; ``backend`` is the open search backend. Returns the stats of every stage."""
     run_spec(params, run)
     out: dict[str, dict] = {}
-    with open_gateway(params["model"], paths=paths, attribution={"stage": "responses", "run": run}) as gw:
+    with open_gateway(run_model(params, run), paths=paths, attribution={"stage": "responses", "run": run}) as gw:
         resps, out["responses"] = responses(params, run, gw, questions, library)
     write_artifact(paths, "responses", run, resps, out["responses"])
     cands, out["candidates"] = candidates(params, run, resps)
@@ -234,5 +244,5 @@ def run_chain(params: Mapping, paths: Paths, run: str, backend, questions: list[
     return out
 
 
-__all__ = ["write_artifact", "read_artifact", "method_inputs", "judge_fragments", "review_labels", "judge_gateway",
+__all__ = ["write_artifact", "read_artifact", "run_params", "method_inputs", "judge_fragments", "review_labels", "judge_gateway",
            "open_backend", "responses", "candidates", "judged", "verified", "confirmed", "run_chain"]

@@ -133,12 +133,19 @@ class AblationFlags(_Strict):
     test_generation: bool
 
 
-class Run(_Strict):
+class RunPlan(_Strict):
+    """A run of one model (``experiment.protocol``, ``experiment.calibration_runs``)."""
     method: Literal["ours", "codexleaks", "codebreaker"]
     round: int = Field(ge=0)
     library: str = Field(min_length=1)
     # the flags, resolved at composition (conf/experiment: '${ablation}' or '${experiment.ablations.X}')
     ablation: AblationFlags | None = None
+
+
+class Run(RunPlan):
+    """A run of ``experiment.runs`` (a protocol run for one model, by ``${testleak_runs:runs}``):
+    it carries the config of its model under test."""
+    model: LLM
 
 
 class LibraryFrom(_Strict):
@@ -160,14 +167,26 @@ class Experiment(_Strict):
     baseline_budget: int = Field(ge=1)
     canary: list[Literal["calibration"]] = Field(default_factory=list)
     library_from: dict[str, LibraryFrom] = Field(default_factory=dict)
-    runs: dict[str, Run] = Field(default_factory=dict)
-    calibration_runs: dict[str, Run] = Field(default_factory=dict)
+    # test models (id -> model config, composed from conf/model/ by the experiment's defaults);
+    # empty: the `model` group alone. Ids name runs (<protocol run>--<id>): letters, digits, _ and -.
+    models: dict[str, LLM] = Field(default_factory=dict)
+    protocol: dict[str, RunPlan] = Field(default_factory=dict)   # the runs of one model
+    libraries: list[str] = Field(default_factory=list)          # protocol runs that build a library
+    runs: dict[str, Run] = Field(default_factory=dict)           # protocol x models (${testleak_runs:runs})
+    calibration_runs: dict[str, RunPlan] = Field(default_factory=dict)
     ablations: dict[str, AblationFlags] = Field(default_factory=dict)   # named ablations the runs refer to
 
     @model_validator(mode="after")
     def _runs(self):
         if not self.runs and not self.calibration_runs:
             raise _rule("runs", {}, "at least one run (or calibration_runs)")
+        bad_ids = [m for m in self.models if not m or not all(c.isalnum() or c in "_-" for c in m)]
+        if bad_ids:
+            raise _rule("models", bad_ids, "model ids of letters, digits, _ and - (they name runs and DVC stages)")
+        names = [m.name for m in self.models.values()]
+        if len(set(names)) != len(names):
+            raise _rule("models", names, "distinct model names (reports and records identify a model by name; "
+                        "override `name` of a repeated config)")
         bad = [r for r in self.library_from if r not in self.runs]
         if bad:
             raise _rule("library_from", bad, f"names of experiment.runs ({', '.join(self.runs) or 'none'})")

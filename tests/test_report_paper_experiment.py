@@ -61,40 +61,57 @@ def project(tmp_path_factory):
     from stages import report as rstage
 
     runs = params["experiment"]["runs"]
-    for run, vals in VALUES.items():
-        _write(root, run, (runs[run].get("ablation") or {}).get("name", "none"), vals,
-               "refused" if run == "ours_no_tg" else "ok")
-        assert mstage.main([run]) == 0
+    for base, vals in VALUES.items():
+        for mid in params["experiment"]["models"]:   # the same answers for each of the five models
+            run = f"{base}--{mid}"
+            _write(root, run, (runs[run].get("ablation") or {}).get("name", "none"), vals,
+                   "refused" if base == "ours_no_tg" else "ok")
+            assert mstage.main([run]) == 0
     assert rstage.main([]) == 0
     yield root, params
     mp.undo()
+
+
+MODELS = ("gpt-4o", "gpt-4_1", "gpt-oss-120b", "deepseek-v3", "deepseek-r1")
 
 
 def test_paper_experiment_is_the_papers_protocol(project):
     _, params = project
     assert (params["verifier"]["backend"], params["review"]["policy"]) == ("github", "both_yes")
     assert params["experiment"]["functions_per_response"] == "all"
-    assert {"ours_no_cgq", "ours_no_fl", "ours_no_tg", "ours_tg_only", "ours_r1"} <= set(params["experiment"]["runs"])
+    runs = params["experiment"]["runs"]
+    # every protocol run for each of the paper's five models, each carrying its model config
+    assert tuple(params["experiment"]["models"]) == MODELS
+    assert {f"{b}--{m}" for b in VALUES for m in MODELS} <= set(runs)
+    assert {runs[f"ours--{m}"]["model"]["family"] for m in MODELS} == {"gpt", "deepseek"}
+    assert runs["ours_r1--deepseek-r1"]["library"] == "data/library/ours--deepseek-r1.json"
+    assert set(params["experiment"]["library_from"]) == {f"ours--{m}" for m in MODELS}
 
 
 def test_table4_rows_come_from_the_ablation_runs(project):
     root, _ = project
     with open(root / "reports/table4.csv", encoding="utf-8") as f:
-        rows = {r[0]: r for r in list(csv.reader(f))[1:]}
-    # reference: ours (round 0, the ablations' round) = {email, phone, username}
-    assert rows["no_cgq"][1] == "ours_no_cgq" and rows["no_cgq"][5:8] == ["1", "2", "0"]
-    assert rows["no_fl"][1] == "ours_no_fl" and rows["no_fl"][5:8] == ["2", "1", "1"]
-    assert rows["no_tg"][1] == "ours_no_tg" and rows["no_tg"][5:8] == ["0", "3", "0"] and rows["no_tg"][-1] == "100.00%"
-    assert rows["tg_only"][1] == "ours_tg_only" and rows["tg_only"][5:8] == ["1", "2", "1"]
-    assert rows["none"][1] == "ours" and rows["none"][-1] == "0.00%"
+        table = list(csv.reader(f))
+    assert table[0][:3] == ["Variant", "Model", "Run"]
+    rows = {(r[0], r[1]): r for r in table[1:]}
+    # reference: each model's ours (round 0, the ablations' round) = {email, phone, username};
+    # every model gave the same answers, so each family's mean and the mean over families agree
+    for model in ("gpt-4.1", "mean of family deepseek", "mean over families"):
+        r = {v: rows[(v, model)] for v in ("no_cgq", "no_fl", "no_tg", "tg_only", "none")}
+        assert r["no_cgq"][6:9] == ["1", "2", "0"] and r["no_fl"][6:9] == ["2", "1", "1"]
+        assert r["no_tg"][6:9] == ["0", "3", "0"] and r["no_tg"][-1] == "100.00%"
+        assert r["tg_only"][6:9] == ["1", "2", "1"] and r["none"][-1] == "0.00%"
+    assert rows[("no_fl", "gpt-4.1")][2] == "ours_no_fl--gpt-4_1" and rows[("none", "deepseek-v3")][2] == "ours--deepseek-v3"
 
 
 def test_final_round_is_ours_and_reviewed_results_are_not_unreviewed(project):
     root, _ = project
     with open(root / "reports/table3.csv", encoding="utf-8") as f:
-        labels = {(r[0], r[1]) for r in csv.reader(f)}
-    assert {("ours", "ours_r1"), ("ours (round 0)", "ours"), ("ours [no_fl]", "ours_no_fl")} <= labels
+        labels = {(r[0], r[1], r[2]) for r in csv.reader(f)}
+    assert {("ours", "ours_r1--gpt-4o", "gpt-4o"), ("ours (round 0)", "ours--gpt-4o", "gpt-4o"),
+            ("ours [no_fl]", "ours_no_fl--deepseek-r1", "deepseek-r1"),
+            ("ours", "ours_r1--mean-gpt", "mean of family gpt"), ("ours", "ours_r1--mean", "mean over families")} <= labels
     text = (root / "reports/paper_comparison.md").read_text(encoding="utf-8")
-    assert "run `ours_r1`" in text and "github verifier, review both_yes |" in text
+    assert "run `ours_r1--mean`" in text and "github verifier, review both_yes |" in text
     for name in ("table2.md", "table3.md", "table4.md", "figure1.md"):
         assert "unreviewed" not in (root / "reports" / name).read_text(encoding="utf-8").splitlines()[0]

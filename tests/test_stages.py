@@ -234,7 +234,8 @@ def test_responses_stage_and_the_chain_with_a_fake_model(project):
     write_jsonl(paths.questions, qs, kind="question")
     with FakeOpenAI() as srv:
         srv.default_text = CODE_AND_TESTS
-        p = configure(lambda p: p.update(model=fake_model(srv.base_url, "fake-test-model")))
+        # the model under test is the run's (experiment.runs.RUN.model, resolved at composition)
+        p = configure(lambda p: p["experiment"]["runs"][RUN].update(model=fake_model(srv.base_url, "fake-test-model")))
         assert run_stage("responses", RUN) == 0
         recs = read_jsonl(paths.responses(RUN), kind="response")
         assert [r["question_id"] for r in recs] == ["q0", "q1"]

@@ -34,7 +34,7 @@ import random
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Mapping
 
-from ..config import ablation_config, run_spec
+from ..config import ablation_config, run_model, run_spec
 from ..errors import ConfigError
 from ..library import sample_hints
 from ..taxonomy import Taxonomy
@@ -88,7 +88,7 @@ class ElicitSettings:
         s = cls(
             run=run, method=method, round=int(_get(spec, "round", 0)), library=str(_get(spec, "library", "prior")),
             variant=str(_get(abl, "name", "none")) if method == "ours" else "none",
-            model=str(_get(params["model"], "name", "?")), seed=int(_get(params, "seed", 0)),
+            model=str(_get(run_model(params, run), "name", "?")), seed=int(_get(params, "seed", 0)),
             tests_per_function=int(_get(exp, "tests_per_function", 10)),
             functions_per_response=_functions_per_response(_get(exp, "functions_per_response", 1)),
             n_templates=int(_get(hints, "templates", 0)), n_fragments=int(_get(hints, "fragments", 0)),

@@ -3,25 +3,27 @@
 - :mod:`.steps`: step-wise counts per attribute/category and permille (Table 2), refusal rate.
 - :mod:`.leakage`: LP-L and IL-L (Table 3).
 - :mod:`.ablation`: TP/FN/FP, precision/recall/F1 against the full pipeline (Table 4).
-- :mod:`.curves`: confirmed instances vs number of responses (Fig. 1).
-- :mod:`.run`: everything for one run (``data/metrics/RUN.json``) and its headline
+- :mod:`.aggregate`: means over test models: per family and over the families.
+- :mod:`.curves`: confirmed instances vs number of responses (Fig. 1), and its CSV file.
+- :mod:`.run`: what a run is (:func:`run_meta`) and everything for one run (``data/metrics/RUN.json``) and its headline
   numbers tracked in git (``metrics/RUN.json``).
 """
 
 from .ablation import ablation_scores, confirmed_keys, prf
-from .curves import cumulative_confirmed
+from .aggregate import family_means, mean_metrics
+from .curves import cumulative_confirmed, read_curve, write_curve
 from .leakage import IL_LEVELS, LP_LEVELS, category_test_cases, elements_by_test_case, largest_component, leakage_levels
 from .rates import permille, ratio, round_half_up
 from .records import confirmed_only, is_confirmed, key_of, policies_of, response_attributes
-from .run import headline, run_curve, run_metrics
+from .run import headline, run_curve, run_meta, run_metrics
 from .steps import (STEPS, category_mean, nominal_test_cases, refusal_rate, refusal_stats, response_test_cases,
                     step_counts, tokens_of)
 
 __all__ = [
-    "ablation_scores", "confirmed_keys", "cumulative_confirmed", "IL_LEVELS", "LP_LEVELS",
+    "ablation_scores", "confirmed_keys", "family_means", "mean_metrics", "cumulative_confirmed", "IL_LEVELS", "LP_LEVELS",
     "largest_component", "leakage_levels", "category_test_cases", "elements_by_test_case", "permille", "ratio",
     "round_half_up", "confirmed_only", "is_confirmed", "key_of", "policies_of",
     "response_attributes", "run_curve", "headline", "run_metrics", "STEPS", "prf", "category_mean", "refusal_rate",
     "response_test_cases", "tokens_of",
-    "nominal_test_cases", "refusal_stats", "step_counts",
+    "nominal_test_cases", "refusal_stats", "step_counts", "read_curve", "write_curve", "run_meta",
 ]

@@ -4,12 +4,18 @@ Responses are taken in their file order (the order the responses stage produced 
 ``error`` responses are skipped (not model responses, as in :mod:`.leakage`). Row i gives,
 per category and for ``all``, the cumulative number of confirmed instances (records, as
 in Table 2's "Confirmed") among the first i responses.
+
+The curve file (``metrics/plots/RUN_confirmed_vs_responses.csv``, DVC plots, Figure 1 input) is
+written by :func:`write_curve` and read back by :func:`read_curve`: columns ``responses``, one
+per category, ``all``.
 """
 
 from __future__ import annotations
 
+import csv
 from collections import Counter, defaultdict
-from typing import Iterable, Mapping
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
 
 from .leakage import response_of
 from .records import check_attribute, confirmed_only, response_status
@@ -42,3 +48,20 @@ def cumulative_confirmed(responses: Iterable[Mapping], confirmed: Iterable[Mappi
         row["all"] = sum(run[c] for c in cats)
         rows.append(row)
     return rows
+
+
+def write_curve(path: Path, rows: Sequence[Mapping], categories: Iterable[str]) -> None:
+    """Write the rows of :func:`cumulative_confirmed` as the run's curve CSV."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    cols = ["responses", *categories, "all"]
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=cols)
+        w.writeheader()
+        for r in rows:
+            w.writerow({c: r[c] for c in cols})
+
+
+def read_curve(path: Path) -> list[dict]:
+    """The rows of a curve CSV written by :func:`write_curve` (values as strings)."""
+    with path.open(encoding="utf-8", newline="") as f:
+        return list(csv.DictReader(f))

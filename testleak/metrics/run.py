@@ -10,11 +10,41 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
+from ..config import run_model, run_spec
 from .ablation import confirmed_keys
 from .curves import cumulative_confirmed
 from .leakage import leakage_levels
 from .records import confirmed_only, policies_of
 from .steps import refusal_stats, step_counts
+
+
+def run_meta(params: Mapping, run: str, responses: Iterable[Mapping]) -> dict:
+    """What a run is (written beside its metrics, read by the report): experiment, method,
+    round, library, variant (the variants its responses carry, else its ablation for ours),
+    model and family, judge, verifier and the experiment's sizes."""
+    spec = run_spec(params, run)
+    model = run_model(params, run)
+    method = spec["method"]
+    variants = sorted({r.get("variant") for r in responses if r.get("variant")})
+    own = spec.get("ablation") or params["ablation"]
+    variant = "+".join(variants) if variants else (own["name"] if method == "ours" else "none")
+    return {
+        "experiment": params["experiment"]["name"],
+        "method": method,
+        "round": int(spec.get("round", 0)),
+        "library": spec.get("library"),
+        "variant": variant,
+        "model": model["name"],
+        "family": model.get("family"),
+        "judge": params["judge"]["name"],
+        "verifier": params["verifier"]["backend"],
+        "sizes": {
+            "scenarios": len(params["experiment"]["scenarios"]),
+            "questions_per_scenario": params["experiment"]["questions_per_scenario"],
+            "tests_per_function": params["experiment"]["tests_per_function"],
+            "baseline_budget": params["experiment"].get("baseline_budget"),
+        },
+    }
 
 
 def run_metrics(

@@ -18,7 +18,7 @@ from .comparison import UNREVIEWED, paper_comparison, review_label
 from .figures import figure1_png
 from .markdown import NOT_RUN, md_table, write_csv
 from .paper import load_paper_results
-from .tables import ablation_reference, ablation_rows, runs_frame, table2, table3, table4
+from .tables import ablation_reference, ablation_rows, ablation_table, runs_frame, table2, table3, table4, with_means
 
 TABLE2_NOTE = ("Test case = one test of one answer (a baseline response is one test case); test cases = test cases of "
                "the responses carrying the attribute (responses that failed with status error carry none); accepted = "
@@ -30,6 +30,19 @@ TABLE3_NOTE = ("LP>=L: share of test cases with at least L distinct confirmed el
                "one test of one answer (values outside every test form one more test case of that answer); a "
                "baseline response is one test case. Denominator: the category's test cases (Table 2's test cases "
                "summed over its attributes).\n\n")
+
+
+MEANS_NOTE = ("Several test models: each model's row, then each family's mean over its models (family: `family` of "
+              "the model's config) and the mean over the families, as the paper reports (Sec. 6.2: 92.6 confirmed = "
+              "(105.7 + 79.5) / 2; Table 4's 35.10 % reject rate = the mean of the families' rates). Every count and "
+              "rate is averaged alike (`testleak.metrics.family_means`); ablation scores per model, then averaged "
+              "(macro). A mean whose runs have not all run is \"not run\".\n\n")
+
+
+def models_line(runs: pd.DataFrame) -> str:
+    """``Model `a` (family f)`` or ``Models `a` (family f), `b` (family g)`` for report headers."""
+    pairs = list(dict.fromkeys(zip(runs["model"], runs["family"])))
+    return ("Models " if len(pairs) > 1 else "Model ") + ", ".join(f"`{m}` (family {f})" for m, f in pairs)
 
 
 def _policy(metrics: Mapping[str, Mapping | None], default: str) -> str:
@@ -62,10 +75,11 @@ def build_reports(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paper = paper or load_paper_results()
-    frame = runs_frame(params["experiment"]["runs"], metrics)
+    runs = runs_frame(params["experiment"]["runs"], metrics)
+    frame, means = with_means(runs, metrics)   # several models: family means and the mean over families
     policy = _policy(metrics, params["review"]["policy"])
     tag = f" ({UNREVIEWED})" if UNREVIEWED in review_label(policy) else ""
-    header = (f"Model `{params['model']['name']}`, experiment `{params['experiment']['name']}`, verifier "
+    header = (f"{models_line(runs)}, experiment `{params['experiment']['name']}`, verifier "
               f"`{params['verifier']['backend']}`, review policy `{review_label(policy)}`.\n\n")
     header += incomplete_note(metrics)
     written: list[Path] = []
@@ -75,19 +89,23 @@ def build_reports(
         write_csv(out / f"{name}.csv", headers, rows)
         written.extend([out / f"{name}.md", out / f"{name}.csv"])
 
-    emit("table2", "Table 2: step-wise leakage per attribute", *table2(frame, metrics, taxonomy), note=TABLE2_NOTE)
-    emit("table3", "Table 3: leakage levels per method and category", *table3(frame, metrics, taxonomy),
-         note=TABLE3_NOTE)
-    scores = ablation_rows(frame, metrics)
-    emit("table4", "Table 4: ablation against the full pipeline", *table4(scores, paper["table4"]["variants"]),
-         note=f"Reference: distinct confirmed (attribute, value hash) set of run `{ablation_reference(frame)}` "
-              "(method ours, variant none). Each variant row comes from the run of this experiment with that "
-              "variant (experiment.runs.RUN.ablation, or `-S ablation=<variant>`). TP = |variant & reference|, "
-              "FN = |reference - variant|, FP = |variant - reference|; precision, recall, F1 pooled over the run; "
-              "reject rate = 1 - accepted / test cases.\n\n")
-    written += figure1(frame, curves, taxonomy, out, header, f"{params['model']['name']} / "
+    note_means = MEANS_NOTE if len(frame) > len(runs) else ""
+    emit("table2", "Table 2: step-wise leakage per attribute", *table2(frame, means, taxonomy),
+         note=TABLE2_NOTE + note_means)
+    emit("table3", "Table 3: leakage levels per method and category", *table3(frame, means, taxonomy),
+         note=TABLE3_NOTE + note_means)
+    scores = ablation_rows(runs, metrics)
+    reference = ", ".join(f"`{ablation_reference(runs[runs['model'] == m])}`" for m in dict.fromkeys(runs["model"]))
+    emit("table4", "Table 4: ablation against the full pipeline", *table4(ablation_table(runs, metrics),
+                                                                           paper["table4"]["variants"]),
+         note=f"Reference: distinct confirmed (attribute, value hash) set of run {reference} "
+              "(method ours, variant none; with several models, each model's own). Each variant row comes from the "
+              "run of this experiment with that variant (experiment.runs.RUN.ablation, or `-S ablation=<variant>`). "
+              "TP = |variant & reference|, FN = |reference - variant|, FP = |variant - reference|; precision, "
+              "recall, F1 pooled over the run; reject rate = 1 - accepted / test cases.\n\n" + note_means)
+    written += figure1(runs, curves, taxonomy, out, header, f"{', '.join(dict.fromkeys(runs['model']))} / "
                        f"{params['experiment']['name']} / review {review_label(policy)}", tag)
-    title, _, body = paper_comparison(params, paper, metrics, taxonomy, scores, policy, frame).partition("\n")
+    title, _, body = paper_comparison(params, paper, means, taxonomy, scores, policy, frame).partition("\n")
     note = incomplete_note(metrics)
     (out / "paper_comparison.md").write_text(f"{title}\n" + (f"\n{note}" if note else "") + body, encoding="utf-8")
     written.append(out / "paper_comparison.md")

@@ -18,7 +18,8 @@ from typing import Mapping
 
 import pandas as pd
 
-from ..metrics import ablation_scores
+from ..config import MODEL_SEP
+from ..metrics import ablation_scores, family_means
 from .markdown import NOT_RUN, frac_pm, num, pct, pm
 
 METHOD_ORDER = ("codebreaker", "codexleaks", "ours")
@@ -28,38 +29,93 @@ LEVELS = (("lp1", "LP>=1"), ("lp2", "LP>=2"), ("lp3", "LP>=3"), ("il2", "IL>=2")
 VARIANT_ORDER = ("no_cgq", "no_fl", "no_tg", "tg_only", "none")
 
 
+MEAN = "mean over families"
+
+
+def family_label(family: str) -> str:
+    return f"mean of family {family}"
+
+
 def runs_frame(runs: Mapping[str, Mapping], metrics: Mapping[str, Mapping | None]) -> pd.DataFrame:
-    """One row per configured run, in table order (baselines, then ours by variant/round):
-    run, method, variant, round, ran (has metrics), policy, verifier, label."""
+    """One row per configured run, in table order (baselines, then ours by variant/round, each
+    over the experiment's models): run, method, variant, round, ran (has metrics), policy,
+    verifier, model, family, kind (``model``; :func:`with_means` adds ``family`` and ``mean``
+    rows), label."""
     recs = []
     for r, spec in runs.items():
         m = metrics.get(r)
         own = spec.get("ablation") or {}
+        mcfg = spec.get("model") or {}
         variant = m.get("variant") if m else (own.get("name") or "none") if spec["method"] == "ours" else "none"
         recs.append({"run": r, "method": spec["method"], "variant": variant or "none", "round": int(spec.get("round", 0)),
                      "ran": m is not None, "policy": m.get("policy") if m else None,
-                     "verifier": m.get("verifier") if m else None})
-    df = pd.DataFrame(recs, columns=["run", "method", "variant", "round", "ran", "policy", "verifier"])
+                     "verifier": m.get("verifier") if m else None,
+                     "model": (m or {}).get("model") or mcfg.get("name") or "?",
+                     "family": (m or {}).get("family") or mcfg.get("family") or "?", "kind": "model"})
+    cols = ["run", "method", "variant", "round", "ran", "policy", "verifier", "model", "family", "kind"]
+    return _ordered(pd.DataFrame(recs, columns=cols))
+
+
+def _ordered(df: pd.DataFrame) -> pd.DataFrame:
     if df.empty:
         return df.assign(label=pd.Series(dtype=str))
+    df = df.drop(columns=["label"], errors="ignore")
     df["m_order"] = df["method"].map(lambda x: METHOD_ORDER.index(x) if x in METHOD_ORDER else len(METHOD_ORDER))
     df["v_order"] = df["variant"].map(lambda x: 0 if x == "none" else 1)
     df = df.sort_values(["m_order", "v_order", "round"], kind="stable").drop(columns=["m_order", "v_order"])
-    final = final_ours(df)
+    full = df[(df["method"] == "ours") & (df["variant"] == "none")]
+    last = int(full["round"].max()) if not full.empty else None
     df["label"] = [
         row.run if row.method != "ours" else
-        "ours" if row.run == final else
+        "ours" if row.variant == "none" and row.round == last else
         f"ours (round {row.round})" if row.variant == "none" else f"ours [{row.variant}]"
         for row in df.itertuples()]
     return df.reset_index(drop=True)
 
 
+def multi_model(frame: pd.DataFrame) -> bool:
+    """Whether the experiment's runs span several test models."""
+    return frame[frame["kind"] == "model"]["model"].nunique() > 1
+
+
+def with_means(frame: pd.DataFrame, metrics: Mapping[str, Mapping | None]) -> tuple[pd.DataFrame, dict]:
+    """With several test models: after the runs of each (method, variant, round), one row per
+    family (the mean over its models) and one for the mean over the families
+    (:func:`testleak.metrics.family_means`), with their metrics; a mean whose runs did not all
+    run is "not run". One model: unchanged."""
+    metrics = dict(metrics)
+    if not multi_model(frame):
+        return frame, metrics
+    rows = []
+    for _, g in frame.groupby(["method", "variant", "round"], sort=False):
+        rows += g.to_dict("records")
+        first = g.iloc[0]
+        base = str(first["run"]).split(MODEL_SEP)[0]
+        ran = bool(g["ran"].all())
+        fams, overall = family_means({r.model: metrics[r.run] for r in g.itertuples()},
+                                     dict(zip(g["model"], g["family"]))) if ran else ({}, None)
+        for fam in dict.fromkeys(g["family"]):
+            name = f"{base}{MODEL_SEP}mean-{fam}"
+            metrics[name] = fams.get(fam)
+            rows.append({**first.to_dict(), "run": name, "ran": ran, "model": family_label(fam), "family": fam,
+                         "kind": "family"})
+        name = f"{base}{MODEL_SEP}mean"
+        metrics[name] = overall
+        rows.append({**first.to_dict(), "run": name, "ran": ran, "model": MEAN, "family": "all", "kind": "mean"})
+    return _ordered(pd.DataFrame(rows, columns=list(frame.columns))), metrics
+
+
 def final_ours(df: pd.DataFrame) -> str | None:
-    """The run reported as "ours": the highest round of method ours, variant none."""
+    """The run reported as "ours": the highest round of method ours, variant none (with several
+    models: its mean over the families)."""
     full = df[(df["method"] == "ours") & (df["variant"] == "none")]
     if full.empty:
         full = df[df["method"] == "ours"]
-    return None if full.empty else str(full.sort_values("round", kind="stable").iloc[-1]["run"])
+    if full.empty:
+        return None
+    last = full[full["round"] == full["round"].max()]
+    mean = last[last["kind"] == "mean"]
+    return str((mean if not mean.empty else last).iloc[0]["run"])
 
 
 def runs_of(runs: Mapping[str, Mapping], method: str) -> list[str]:
@@ -67,10 +123,13 @@ def runs_of(runs: Mapping[str, Mapping], method: str) -> list[str]:
 
 
 def table2(frame: pd.DataFrame, metrics: Mapping[str, Mapping | None], taxonomy):
-    """Step-wise counts per attribute for every full-pipeline run of our method (Table 2)."""
+    """Step-wise counts per attribute for every full-pipeline run of our method (Table 2); with
+    several models, for each model, each family's mean and the mean over the families."""
     ours = frame[(frame["method"] == "ours") & (frame["variant"] == "none")]
+    multi = multi_model(frame)
     headers = ["Category", "Attribute"]
-    for lab in ours["label"]:
+    for lab, model in zip(ours["label"], ours["model"]):
+        lab = f"{lab} / {model}" if multi else lab
         headers += [f"{lab}: {h}" for _, h in STEP_COLS] + [f"{lab}: permille"]
     rows = []
 
@@ -101,17 +160,19 @@ def table2(frame: pd.DataFrame, metrics: Mapping[str, Mapping | None], taxonomy)
 
 def table3(frame: pd.DataFrame, metrics: Mapping[str, Mapping | None], taxonomy):
     """LP-L / IL-L per run and category, in permille (Table 3 layout), over test cases."""
-    headers = ["Method", "Run", "Category", "Test cases"] + [h for _, h in LEVELS]
+    multi = multi_model(frame)
+    headers = ["Method", "Run"] + (["Model", "Family"] if multi else []) + ["Category", "Test cases"] \
+        + [h for _, h in LEVELS]
     rows = []
     for row in frame.itertuples():
         m = metrics.get(row.run)
+        first = [row.label, row.run] + ([row.model, row.family] if multi else [])
         for cat in list(taxonomy.categories) + ["all"]:
             if m is None:
-                rows.append([row.label, row.run, cat, NOT_RUN] + [NOT_RUN] * len(LEVELS))
+                rows.append(first + [cat, NOT_RUN] + [NOT_RUN] * len(LEVELS))
             else:
                 lv = m["leakage"][cat]
-                rows.append([row.label, row.run, cat, num(m["leakage"]["test_cases"][cat])]
-                            + [frac_pm(lv[k]) for k, _ in LEVELS])
+                rows.append(first + [cat, num(m["leakage"]["test_cases"][cat])] + [frac_pm(lv[k]) for k, _ in LEVELS])
     return headers, rows
 
 
@@ -128,10 +189,8 @@ def ablation_reference(frame: pd.DataFrame) -> str | None:
     return final_ours(frame)
 
 
-def ablation_rows(frame: pd.DataFrame, metrics: Mapping[str, Mapping | None]) -> dict[str, dict | None]:
-    """Scores per variant against the reference run's confirmed keys (None when the variant
-    was not run). Runs are chosen by method ``ours`` and their variant, among the runs of
-    the experiment only."""
+def _ablation_one(frame: pd.DataFrame, metrics: Mapping[str, Mapping | None]) -> dict[str, dict | None]:
+    """Scores per variant of one model's runs against its reference run's confirmed keys."""
     ref_run = ablation_reference(frame)
     ref = metrics.get(ref_run) if ref_run else None
     ours = frame[(frame["method"] == "ours") & frame["ran"]]
@@ -160,16 +219,51 @@ def ablation_rows(frame: pd.DataFrame, metrics: Mapping[str, Mapping | None]) ->
     return out
 
 
-def table4(scores: Mapping[str, dict | None], flags: Mapping[str, Mapping]):
-    """Ablation table (Table 4 layout): components, TP FN FP, precision recall F1, reject rate."""
-    headers = ["Variant", "Run", "CGQ", "FL", "TG", "TP", "FN", "FP", "Precision", "Recall", "F1", "Reject rate"]
+def ablation_table(frame: pd.DataFrame, metrics: Mapping[str, Mapping | None]) -> dict[str, list[tuple[str, dict | None]]]:
+    """Variant -> ``[(model, scores or None), ...]``: each model's variant run against the same
+    model's reference (:func:`ablation_reference`), then, with several models, each family's
+    mean and the mean over the families (macro: scores of each model averaged, as the paper's
+    Table 4). Runs are chosen by method ``ours`` and their variant, among the experiment's runs."""
+    runs = frame[frame["kind"] == "model"]
+    models = list(dict.fromkeys(runs["model"]))
+    per = {m: _ablation_one(runs[runs["model"] == m], metrics) for m in models}
+    variants = list(dict.fromkeys(v for m in models for v in per[m]))
+    out: dict[str, list] = {}
+    for v in variants:
+        rows = [(m, per[m].get(v)) for m in models]
+        if len(models) > 1:
+            scores = dict(rows)
+            family_of = dict(zip(runs["model"], runs["family"]))
+            ok = all(s is not None for s in scores.values())
+            fams, overall = family_means(scores, family_of) if ok else ({}, None)
+            for f in dict.fromkeys(family_of[m] for m in models):
+                rows.append((family_label(f), {**fams[f], "run": family_label(f)} if ok else None))
+            rows.append((MEAN, {**overall, "run": MEAN} if ok else None))
+        out[v] = rows
+    return out
+
+
+def ablation_rows(frame: pd.DataFrame, metrics: Mapping[str, Mapping | None]) -> dict[str, dict | None]:
+    """Variant -> the scores reported for the experiment: its model's, or with several models the
+    mean over the families (None when the variant was not run)."""
+    return {v: rows[-1][1] for v, rows in ablation_table(frame, metrics).items()}
+
+
+def table4(table: Mapping[str, list], flags: Mapping[str, Mapping]):
+    """Ablation table (Table 4 layout): components, TP FN FP, precision recall F1, reject rate;
+    with several models one row per model, family mean and mean over the families."""
+    multi = any(len(rows) > 1 for rows in table.values())
+    headers = ["Variant"] + (["Model"] if multi else []) + ["Run", "CGQ", "FL", "TG", "TP", "FN", "FP", "Precision",
+                                                           "Recall", "F1", "Reject rate"]
     rows = []
-    for v, s in scores.items():
+    for v, entries in table.items():
         f = flags.get(v, {})
         comp = ["✓" if f.get(c) else ("✗" if c in f else "?") for c in ("cgq", "fl", "tg")]
-        if s is None:
-            rows.append([v, NOT_RUN, *comp] + [NOT_RUN] * 7)
-        else:
-            rows.append([v, s["run"], *comp, num(s["tp"]), num(s["fn"]), num(s["fp"]), pct(s["precision"]),
-                         pct(s["recall"]), pct(s["f1"]), pct(s["reject_rate"], 2)])
+        for model, s in entries:
+            first = [v] + ([model] if multi else [])
+            if s is None:
+                rows.append(first + [NOT_RUN, *comp] + [NOT_RUN] * 7)
+            else:
+                rows.append(first + [s["run"], *comp, num(s["tp"]), num(s["fn"]), num(s["fp"]), pct(s["precision"]),
+                                     pct(s["recall"]), pct(s["f1"]), pct(s["reject_rate"], 2)])
     return headers, rows
