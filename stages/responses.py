@@ -9,8 +9,10 @@ run's library (``prior`` or a previous run's data/library/<run>.json); ``codexle
 ``codebreaker`` prompt with their own templates. Library function:
 :func:`testleak.pipeline.responses`.
 
-Writes data/runs/RUN/responses.jsonl (response/1, atomically); the gateway cache makes a
-rerun after an interruption repeat no call. Prints counts by status (no raw values).
+Writes data/runs/RUN/responses.jsonl (response/1, atomically) and responses_stats.json (counts
+by status, tokens and cost of the answers used, ``partial`` when the spending cap ``budget``
+stopped it: then it exits 3); the gateway cache makes a rerun after an interruption repeat no
+call. Prints counts by status (no raw values).
 """
 
 from __future__ import annotations
@@ -20,17 +22,20 @@ import sys
 from testleak import pipeline
 from testleak.llm import open_gateway
 from testleak.paths import Paths
-from testleak.stage import check_errors, entry, stage_params
+from testleak.llm.budget import budget_settings
+from testleak.stage import check_budget, check_errors, entry, stage_params
 
 
 def main(argv: list[str]) -> int:
     params, run = stage_params(argv, "responses")
     paths = Paths()
     questions, library = pipeline.method_inputs(params, paths, run)
-    with open_gateway(params["model"], paths=paths, attribution={"stage": "responses", "run": run}) as gw:
+    with open_gateway(params["model"], paths=paths, attribution={"stage": "responses", "run": run},
+                      budget=budget_settings(params)) as gw:
         records, stats = pipeline.responses(params, run, gw, questions, library)
-    pipeline.write_artifact(paths, "responses", run, records)
-    print(f"responses@{run}: " + ", ".join(f"{k}={v}" for k, v in stats.items() if k != "run"), file=sys.stderr)
+    pipeline.write_artifact(paths, "responses", run, records, stats)
+    print(f"responses@{run}: " + ", ".join(f"{k}={v}" for k, v in stats.items() if k not in ("run", "llm")), file=sys.stderr)
+    check_budget(f"responses@{run}", gw, written=f" ({stats['ok']} ok of {stats['responses']} responses)")
     check_errors(f"responses@{run}", records, "response", params, params["model"])
     return 0
 
