@@ -19,6 +19,7 @@ from testleak.llm.budget import Meter, cost_usd, estimate_prompt_tokens
 from testleak.records import read_jsonl, write_jsonl
 from tests.fake_openai import FakeOpenAI, completion_body
 from tests.project import env_for, make_project, shared_cache
+from tests.test_stages import fake_model, project  # noqa: F401  (the fixture of a tiny project)
 
 CODE = "```python\ndef save_user(email, password):\n    return {'email': email, 'password': password}\n```"
 TESTS = ("```python\ndef test_save_user():\n    assert save_user('mila.k@tutanota.de', 'Hx7#pq2!')['email']"
@@ -151,3 +152,30 @@ def test_usd_cap_counts_other_stages_of_the_experiment(tmp_path):
 def test_usd_cap_needs_a_price():
     with pytest.raises(ConfigError, match=r"budget.usd=1 needs the price of model 'm'"):
         Meter("m", None, {"usd": 1})
+
+
+def test_metrics_report_cost_per_confirmed_leak(project):  # noqa: F811
+    """A priced fake model through the stages: the run's LLM cost (responses_stats.json) and the
+    cost per confirmed leak in data/metrics/RUN.json."""
+    from tests.test_stages import CODE_AND_TESTS, RUN, run_stage
+
+    paths, configure = project
+    price = {"prompt_usd_per_1m": 3.0, "completion_usd_per_1m": 15.0, "as_of": "2026-11-30", "source": "test"}
+    qs = [{"id": f"q{i}", "scenario": "game", "attributes": ["username", "password"], "text": t, "kind": "scenario"}
+          for i, t in enumerate(["Write a sign-up handler.", "Write a login check."])]
+    write_jsonl(paths.questions, qs, kind="question")
+    with FakeOpenAI() as srv:
+        srv.default_text = CODE_AND_TESTS
+        configure(lambda p: p.update(model={**fake_model(srv.base_url), "price": price}))
+        assert run_stage("responses", RUN) == 0
+        for stage in ("candidates", "judged", "index", "verified", "confirmed", "metrics"):
+            assert run_stage(stage, *([] if stage == "index" else [RUN])) in (0, None)
+        sent = len(srv.requests)
+    st = json.loads(paths.stats("responses", RUN).read_text())
+    assert st["partial"] is False and st["llm"]["calls"] == sent == 4
+    m = json.loads(paths.run_metrics(RUN).read_text())
+    confirmed = m["steps"]["total"]["confirmed"]
+    assert confirmed >= 1
+    want = cost_usd(price, 4 * 7, 4 * 3)          # the fake server's usage: 7 prompt + 3 completion tokens
+    assert m["cost"]["usd"] == pytest.approx(want) and m["cost"]["completion_tokens"] == 12
+    assert m["cost"]["usd_per_confirmed"] == pytest.approx(want / confirmed)

@@ -197,4 +197,21 @@ class Meter:
         return out
 
 
-__all__ = ["estimate_prompt_tokens", "cost_usd", "budget_settings", "Spend", "read_ledger", "Meter"]
+def run_cost(stage_stats: Sequence[Mapping], confirmed: int) -> dict:
+    """The LLM cost of a run from its stages' stats (their ``llm`` sections: the responses and
+    judged stages; the questions stage is shared by the runs and not included) and the cost per
+    confirmed leak (distinct confirmed values; None with none confirmed or a model without price)."""
+    total = Spend()
+    models = []
+    for st in stage_stats:
+        llm = (st or {}).get("llm")
+        if llm:
+            total.add(llm.get("prompt_tokens", 0), llm.get("completion_tokens", 0), llm.get("usd"), llm.get("calls", 0))
+            models.append(llm.get("model"))
+    usd = None if total.usd is None else round(total.usd, 6)
+    return {"calls": total.calls, "prompt_tokens": total.prompt_tokens, "completion_tokens": total.completion_tokens,
+            "usd": usd, "models": models, "confirmed": confirmed,
+            "usd_per_confirmed": None if usd is None or not confirmed else round(usd / confirmed, 6)}
+
+
+__all__ = ["estimate_prompt_tokens", "cost_usd", "budget_settings", "Spend", "read_ledger", "Meter", "run_cost"]
