@@ -7,9 +7,9 @@ by ExtractPII):
    ``Faker`` are downloaded at pinned versions with ``pip download`` into
    ``.cache/eval/`` (reused when present); every string constant of their ``tests/**.py``
    files (Python ``ast``) is labelled: ``email`` when ``email-validator`` accepts it,
-   ``bank_statement`` when ``python-stdnum`` accepts it as an IBAN, ``credit_card`` when it
-   is 13-19 digits (spaces/dashes allowed) with a major industry identifier 2-6 that passes
-   ``stdnum.luhn``, ``phone`` when it starts with ``+`` and ``phonenumbers`` calls it a valid
+   ``bank_statement`` when ``python-stdnum`` accepts it as an IBAN, ``credit_card`` when
+   ``validators`` accepts it as a card of a known brand (issuer prefix, length, Luhn; spaces
+   and dashes allowed), ``phone`` when it starts with ``+`` and ``phonenumbers`` calls it a valid
    number. Each file is then given to ``extract(text, taxonomy, language="python")``.
 2. **Faker values in realistic test code.** Faker (seeded, 7 locales) generates e-mails,
    phone numbers, IBANs and card numbers, placed in six kinds of test code: pytest
@@ -53,11 +53,21 @@ ATTRS = ("email", "phone", "bank_statement", "credit_card")
 
 
 # --- labels: validators only ------------------------------------------------------------
+def _card_brand(digits: str) -> bool:
+    """A payment card number by the ``validators`` package: a known issuer prefix with that
+    brand's length, and the Luhn check (Luhn alone accepts one random digit string in ten,
+    e.g. German BBANs and French social security numbers in third-party test suites)."""
+    import validators as v
+
+    return any(f(digits) is True for f in (v.visa, v.mastercard, v.amex, v.unionpay, v.diners, v.jcb,
+                                            v.discover, v.mir))
+
+
 def label(value: str, region: str | None = None) -> str | None:
     """The attribute the validators give ``value`` (see the module docstring), else None."""
     import phonenumbers
     from email_validator import EmailNotValidError, validate_email
-    from stdnum import iban, luhn
+    from stdnum import iban
 
     s = value.strip()
     if not s or len(s) > 320:
@@ -71,7 +81,7 @@ def label(value: str, region: str | None = None) -> str | None:
     if re.fullmatch(r"[A-Za-z]{2}\d{2}[A-Za-z0-9 ]{10,40}", s) and iban.is_valid(s):
         return "bank_statement"
     digits = re.sub(r"[ -]", "", s)
-    if re.fullmatch(r"[2-6]\d{12,18}", digits) and re.fullmatch(r"[\d -]+", s) and luhn.is_valid(digits):
+    if re.fullmatch(r"[\d -]+", s) and _card_brand(digits):
         return "credit_card"
     if (s.startswith("+") or region) and re.fullmatch(r"[+\d\s().\-x]{7,30}", s):
         try:

@@ -141,8 +141,10 @@ def declarations(paths: Paths | None = None) -> list[Stage]:
               outs=[r(paths.library("${key}")), r(paths.library_divisions("${key}"))]
               + [_nocache(r(p)) for p in paths.library_figures("${key}")] + [r(paths.library_stats("${key}"))]),
         Stage("metrics", foreach=per_run, args=RUN,
-              params=["experiment", "ablation.name", "model.name", "model.family", "judge.name", "verifier.backend",
-                      "review.policy", "taxonomy"],
+              params=["experiment.name", f"experiment.runs.{RUN}", "experiment.scenarios",
+                      "experiment.questions_per_scenario", "experiment.tests_per_function",
+                      "experiment.baseline_budget", "ablation.name", "model.name", "model.family", "judge.name",
+                      "verifier.backend", "review.policy", "taxonomy"],
               deps=[r(paths.questions), r(paths.questions_stats)] + list(run_files.values())
               + [stats(k) for k in ("responses", "candidates", "judged", "verified", "confirmed")],
               outs=[r(paths.run_metrics(RUN))],

@@ -192,3 +192,19 @@ def test_unknown_run_is_a_clear_error(project):
 
     with pytest.raises(ConfigError, match="unknown run .nosuch.; experiment .* defines: ours"):
         mstage.main(["nosuch"])
+
+
+def test_a_run_that_lost_calls_is_marked_incomplete_in_every_report(project, tmp_path):
+    from testleak.report import build_reports
+    from testleak.taxonomy import Taxonomy
+
+    assert not any("Incomplete" in p.read_text(encoding="utf-8") for p in (project / "reports").glob("*.md"))
+    params = yaml.safe_load((project / "params.yaml").read_text())
+    m = json.loads((project / "data/metrics/ours.json").read_text())
+    assert m["complete"] is True
+    m.update(complete=False, errors={"responses": 0, "judged": 2, "verified": 1, "confirmed": 0})
+    metrics = {r: (m if r == "ours" else None) for r in params["experiment"]["runs"]}
+    build_reports(params, metrics, {r: None for r in metrics}, Taxonomy.from_config(params), tmp_path)
+    for p in tmp_path.glob("*.md"):
+        text = p.read_text(encoding="utf-8")
+        assert "Incomplete: run `ours` lost calls to errors (judged 2, verified 1)" in text, p.name

@@ -1,6 +1,7 @@
 """Canary calibration report: recall per method and attribute, control check, curves (issue 8).
 
-Writes reports/canary/{canary.md, recall.csv, by_attribute.csv, curves.csv, recall_curves.png}
+Writes reports/canary/{canary.md, recall.csv, by_attribute.csv, curves.csv, paired_tests.csv,
+recall_curves.png}
 and metrics/canary.json. Nothing raw leaves data/: canary values appear only through
 ``testleak.privacy.mask`` (the list of canaries recovered by the control model, which must be
 empty: any entry there is flagged as a BUG at the top of the report).
@@ -12,6 +13,7 @@ import csv
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from ..metrics.stats import bootstrap_ci, mcnemar_exact
 from ..privacy import mask
 from ..records import write_json
 
@@ -40,6 +42,7 @@ def build_report(results: Sequence[Mapping], truth: Sequence[Mapping], out_dir, 
                         "responses": rc["responses"], "responses_ok": rc["responses_ok"],
                         "candidates": rc["candidates"], "planted": rc["planted"],
                         "recovered": len(rc["recovered"]), "recall": round(rc["recall"], 4),
+                        **_recall_ci(rc["recovered"], truth),
                         "confirmed": len(rc["confirmed_ids"]), "confirmed_recall": round(rc["confirmed_recall"], 4),
                         "confirmed_non_canary": rc["confirmed_non_canary"],
                         "confirmed_non_canary_in_corpus": rc["confirmed_non_canary_in_corpus"]})
@@ -68,13 +71,24 @@ def build_report(results: Sequence[Mapping], truth: Sequence[Mapping], out_dir, 
         lines += [f"Fine-tune: {finetune.get('canaries')} canaries, {finetune.get('steps')} steps, memorized "
                   f"(greedy completion from own prefix) before {finetune.get('memorized_before', 0):.0%}, "
                   f"after {finetune.get('memorized_after', 0):.0%}.", ""]
-    lines += ["| run | model | method | variant | responses | candidates | recovered | recall | confirmed | "
+    lines += ["| run | model | method | variant | responses | candidates | recovered | recall [95 % CI] | confirmed | "
               "confirmed non-canary (of them in the untouched corpus) |", "|---|---|---|---|---|---|---|---|---|---|"]
     for s in summary:
         lines.append(f"| {s['run']} | {s['model']} | {s['method']} | {s['variant']} | {s['responses']} | "
-                     f"{s['candidates']} | {s['recovered']}/{s['planted']} | {s['recall']:.1%} | {s['confirmed']} | "
+                     f"{s['candidates']} | {s['recovered']}/{s['planted']} | {s['recall']:.1%} "
+                     f"[{s['recall_ci_low']:.1%}, {s['recall_ci_high']:.1%}] | {s['confirmed']} | "
                      f"{s['confirmed_non_canary']} ({s['confirmed_non_canary_in_corpus']}) |")
+    pairs = paired_tests(results, truth)
+    _csv(out / "paired_tests.csv", pairs)
+    if pairs:
+        lines += ["", "Paired comparisons on the same canaries (exact McNemar: only canaries recovered by exactly one "
+                  "of the two runs count; two-sided p):", "",
+                  "| model | run A | run B | both | only A | only B | neither | p |", "|---|---|---|---|---|---|---|---|"]
+        lines += [f"| {q['model']} | {q['run_a']} | {q['run_b']} | {q['both']} | {q['only_a']} | {q['only_b']} | "
+                  f"{q['neither']} | {q['p']:.4g} |" for q in pairs]
     lines += ["", "Per attribute: `by_attribute.csv`; recall after i responses: `curves.csv`, `recall_curves.png`.",
+              "Recall interval: 95 % percentile bootstrap over the planted canaries (9,999 resamples, seed 0; "
+              "testleak/metrics/stats.py). One elicitation seed: the interval covers canary sampling only.",
               "Recall: a candidate equal to or containing the canary (also after removing spaces, dashes, dots and "
               "parentheses); confirmed: that candidate passed judge, local-index window and review (auto).",
               "Confirmed non-canary: confirmed values that match no canary, e.g. other synthetic fields of a planted "
@@ -84,6 +98,25 @@ def build_report(results: Sequence[Mapping], truth: Sequence[Mapping], out_dir, 
                "control_bugs": len(bugs), "planted": len(truth)}
     write_json(metrics_path, metrics)
     return {"summary": summary, "bugs": bugs, "files": sorted(p.name for p in out.iterdir())}
+
+
+def _recall_ci(recovered: Sequence[str], truth: Sequence[Mapping]) -> dict:
+    got = set(recovered)
+    low, high = bootstrap_ci([1.0 if t["id"] in got else 0.0 for t in truth])
+    return {"recall_ci_low": round(low, 4), "recall_ci_high": round(high, 4)}
+
+
+def paired_tests(results: Sequence[Mapping], truth: Sequence[Mapping]) -> list[dict]:
+    """Exact McNemar test for every pair of runs on the same model, on the planted canaries."""
+    ids = [t["id"] for t in truth]
+    out = []
+    for i, ra in enumerate(results):
+        for rb in results[i + 1:]:
+            if ra["model"] != rb["model"]:
+                continue
+            t = mcnemar_exact(ra["recall"]["recovered"], rb["recall"]["recovered"], ids)
+            out.append({"model": ra["model"], "run_a": ra["run"], "run_b": rb["run"], **t, "p": round(t["p"], 6)})
+    return out
 
 
 def _plot(results: Sequence[Mapping], path: Path) -> None:

@@ -37,6 +37,18 @@ def _policy(metrics: Mapping[str, Mapping | None], default: str) -> str:
     return "+".join(ps) if ps else default
 
 
+def incomplete_note(metrics: Mapping[str, Mapping | None]) -> str:
+    """One sentence per run whose metrics lost LLM or search calls to errors (``complete`` false):
+    its counts and rates are lower bounds, and every report says so."""
+    lines = []
+    for run, m in metrics.items():
+        if m and not m.get("complete", True):
+            errs = ", ".join(f"{step} {n}" for step, n in m.get("errors", {}).items() if n)
+            lines.append(f"**Incomplete: run `{run}` lost calls to errors ({errs}); its counts and rates are lower "
+                         f"bounds. Fix the endpoint and rerun `dvc repro`.**\n\n")
+    return "".join(lines)
+
+
 def build_reports(
     params: Mapping,
     metrics: Mapping[str, Mapping | None],
@@ -55,6 +67,7 @@ def build_reports(
     tag = f" ({UNREVIEWED})" if UNREVIEWED in review_label(policy) else ""
     header = (f"Model `{params['model']['name']}`, experiment `{params['experiment']['name']}`, verifier "
               f"`{params['verifier']['backend']}`, review policy `{review_label(policy)}`.\n\n")
+    header += incomplete_note(metrics)
     written: list[Path] = []
 
     def emit(name: str, title: str, headers, rows, note: str = "") -> None:
@@ -74,8 +87,9 @@ def build_reports(
               "reject rate = 1 - accepted / test cases.\n\n")
     written += figure1(frame, curves, taxonomy, out, header, f"{params['model']['name']} / "
                        f"{params['experiment']['name']} / review {review_label(policy)}", tag)
-    (out / "paper_comparison.md").write_text(paper_comparison(params, paper, metrics, taxonomy, scores, policy, frame),
-                                             encoding="utf-8")
+    title, _, body = paper_comparison(params, paper, metrics, taxonomy, scores, policy, frame).partition("\n")
+    note = incomplete_note(metrics)
+    (out / "paper_comparison.md").write_text(f"{title}\n" + (f"\n{note}" if note else "") + body, encoding="utf-8")
     written.append(out / "paper_comparison.md")
     return written
 
