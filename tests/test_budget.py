@@ -17,31 +17,23 @@ from testleak.errors import ConfigError
 from testleak.llm import open_gateway
 from testleak.llm.budget import Meter, cost_usd, estimate_prompt_tokens
 from testleak.records import read_jsonl, write_jsonl
-from tests.fake_openai import FakeOpenAI, completion_body
+from tests.fake_openai import FakeOpenAI
 from tests.project import env_for, make_project, shared_cache
 from tests.test_stages import fake_model, project  # noqa: F401  (the fixture of a tiny project)
 
 CODE = "```python\ndef save_user(email, password):\n    return {'email': email, 'password': password}\n```"
 TESTS = ("```python\ndef test_save_user():\n    assert save_user('mila.k@tutanota.de', 'Hx7#pq2!')['email']"
          " == 'mila.k@tutanota.de'\n```")
-COMPLETION_TOKENS = 3          # what the fake server reports per answer
+COMPLETION_TOKENS = 3          # what the fake server reports per answer (completion_body's default)
 MAX_TOKENS = 10                # the model's max_tokens: the worst case reserved per call
 
 
-def _serve_code_then_tests(srv: FakeOpenAI, bodies: list[str]) -> None:
-    def do_post(handler):
-        raw = handler.rfile.read(int(handler.headers.get("content-length") or 0))
-        body = json.loads(raw)
-        bodies.append(json.dumps(body, sort_keys=True))
-        text = TESTS if "unit test" in body["messages"][-1]["content"].lower() else CODE
-        data = json.dumps(completion_body(text, completion_tokens=COMPLETION_TOKENS)).encode()
-        handler.send_response(200)
-        handler.send_header("content-type", "application/json")
-        handler.send_header("content-length", str(len(data)))
-        handler.end_headers()
-        handler.wfile.write(data)
+def _code_then_tests(body: dict) -> str:
+    return TESTS if "unit test" in body["messages"][-1]["content"].lower() else CODE
 
-    srv.httpd.RequestHandlerClass.do_POST = do_post
+
+def _sent(srv: FakeOpenAI) -> list[str]:
+    return [json.dumps(r["json"], sort_keys=True) for r in srv.requests]
 
 
 def _fake_model(p: dict, srv: FakeOpenAI) -> None:
@@ -68,8 +60,7 @@ def test_capped_stage_stops_and_resumes_with_zero_repeated_calls(tmp_path):
                  for i in range(8)]
     cap = 40
     with FakeOpenAI() as srv:
-        bodies: list[str] = []
-        _serve_code_then_tests(srv, bodies)
+        srv.answer = _code_then_tests
         proj = make_project(tmp_path / "proj", ["experiment=tiny"], edit=lambda p: _fake_model(p, srv), git=False)
         write_jsonl(proj / "data/questions/questions.jsonl", questions, kind="question")
         env = env_for(shared_cache(tmp_path))
@@ -78,13 +69,13 @@ def test_capped_stage_stops_and_resumes_with_zero_repeated_calls(tmp_path):
 
         _set_budget(proj, completion_tokens=cap)
         p1 = subprocess.run(cmd, cwd=proj, env=env, capture_output=True, text=True, timeout=120)
-        first = list(bodies)
+        first = _sent(srv)
         stats1 = json.loads((proj / "data/runs/ours/responses_stats.json").read_text())
         recs1 = read_jsonl(proj / "data/runs/ours/responses.jsonl", kind="response")
 
         _set_budget(proj, completion_tokens=10 * cap)
         p2 = subprocess.run(cmd, cwd=proj, env=env, capture_output=True, text=True, timeout=120)
-        second = bodies[len(first):]
+        second = _sent(srv)[len(first):]
         stats2 = json.loads((proj / "data/runs/ours/responses_stats.json").read_text())
         recs2 = read_jsonl(proj / "data/runs/ours/responses.jsonl", kind="response")
 
