@@ -102,6 +102,14 @@ class Limits(_Strict):
     deadline: float | None = Field(default=None, gt=0)
 
 
+class Price(_Strict):
+    """USD per 1M tokens, read on ``as_of`` (a date, YYYY-MM-DD) from ``source``; local models: 0."""
+    prompt_usd_per_1m: float = Field(ge=0)
+    completion_usd_per_1m: float = Field(ge=0)
+    as_of: str | None = Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}$")
+    source: str | None = None
+
+
 class LLM(_Strict):
     name: str = Field(min_length=1)
     family: str
@@ -114,6 +122,7 @@ class LLM(_Strict):
     server: Server | None = None
     sampling: Sampling
     limits: Limits
+    price: Price | None = None    # null: unknown (no cost in `testleak plan`; budget.usd refuses it)
 
     @model_validator(mode="after")
     def _provider(self):
@@ -450,6 +459,14 @@ class Presidio(_Strict):
     entities: dict[str, str | None]         # entity type -> attribute; null = unmapped (counted)
 
 
+# ----------------------------------------------------------------------------- budget
+
+class Budget(_Strict):
+    """Spending cap of the experiment's LLM calls (null: no cap); see testleak/llm/budget.py."""
+    usd: float | None = Field(default=None, gt=0)
+    completion_tokens: int | None = Field(default=None, ge=1)
+
+
 # ----------------------------------------------------------------------------- root
 
 class Settings(_Strict):
@@ -467,6 +484,7 @@ class Settings(_Strict):
     presidio: Presidio
     seed: int
     max_error_share: float = Field(ge=0, le=1)
+    budget: Budget = Field(default_factory=Budget)
     # written by the composition's resolver (testleak.config, conf/config.yaml): the schema it passed
     validated_by: str | None = None
 
@@ -479,6 +497,13 @@ class Settings(_Strict):
         for entity, attr in self.presidio.entities.items():
             if attr is not None and attr not in self.taxonomy.attributes:
                 raise _rule(f"presidio.entities.{entity}", attr, "an attribute of the taxonomy, or null (unmapped)")
+        if self.budget.usd is not None:
+            for role in ("questioner", "model", "judge"):
+                m = getattr(self, role)
+                if m.price is None:
+                    raise _rule("budget.usd", self.budget.usd,
+                                f"a price for every model it caps: {role} {m.name!r} has price null (set "
+                                f"{role}.price in conf/{role}/{m.name}.yaml or remove budget.usd)")
         return self
 
 
