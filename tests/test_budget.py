@@ -43,7 +43,8 @@ def _fake_model(p: dict, srv: FakeOpenAI) -> None:
                                  "source": "test"}})
     p["model"]["sampling"]["max_tokens"] = MAX_TOKENS
     p["model"]["limits"].update({"concurrency": 1, "max_retries": 0, "timeout": 30})
-    p["experiment"]["runs"] = {"ours": {"method": "ours", "round": 0, "library": "testleak/resources/prior_library.yaml"}}
+    # one run of ours, carrying its model as composition writes it (experiment.runs.RUN.model)
+    p["experiment"]["runs"] = {"ours": {**p["experiment"]["runs"]["ours"], "model": dict(p["model"])}}
 
 
 def _set_budget(proj, **cap) -> None:
@@ -157,7 +158,8 @@ def test_metrics_report_cost_per_confirmed_leak(project):  # noqa: F811
     write_jsonl(paths.questions, qs, kind="question")
     with FakeOpenAI() as srv:
         srv.default_text = CODE_AND_TESTS
-        configure(lambda p: p.update(model={**fake_model(srv.base_url), "price": price}))
+        # the run's model under test (experiment.runs.RUN.model, as composition writes it), priced
+        configure(lambda p: p["experiment"]["runs"][RUN].update(model={**fake_model(srv.base_url), "price": price}))
         assert run_stage("responses", RUN) == 0
         for stage in ("candidates", "judged", "index", "verified", "confirmed", "metrics"):
             assert run_stage(stage, *([] if stage == "index" else [RUN])) in (0, None)

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from testleak import pipeline
-from testleak.config import compose_dict
+from testleak.config import compose_dict, run_model
 from testleak.elicit import generate_questions
 from testleak.library import load_library
 from testleak.llm import open_gateway
@@ -46,6 +46,8 @@ def _params(srv: FakeOpenAI) -> dict:
         p[role]["limits"].update({"concurrency": 1, "max_retries": 0})
     p["experiment"]["runs"]["codexleaks"] = {"method": "codexleaks", "round": 0,
                                              "library": "testleak/resources/prior_library.yaml"}
+    for r in p["experiment"]["runs"].values():   # each run carries its model under test (composition)
+        r["model"] = dict(p["model"])
     return p
 
 
@@ -70,7 +72,7 @@ def test_plan_counts_are_the_calls_the_stages_make(tmp_path, monkeypatch):
         library = load_library(paths.library("prior"))
         for run in exp["runs"]:
             n0 = len(srv.requests)
-            with open_gateway(params["model"], paths=paths) as gw:
+            with open_gateway(run_model(params, run), paths=paths) as gw:
                 recs, _ = pipeline.responses(params, run, gw, questions, library)
             sent[run] = len(srv.requests) - n0
             assert sum(r["status"] == "ok" for r in recs) >= 1
