@@ -314,8 +314,9 @@ DISCRIMINATED = [
     ("json", '[{"type": "username", "value": "k.morgen"}, {"note": "Kranich!7"}]', [("k.morgen", "username")]),
     ("python", 'rows = [{"field": "password", "input": "Kranich"}, {"name": "Maria Gonzalez", "input": "x1"}]',
      [("Kranich", "password"), ("Maria Gonzalez", "name")]),
-    # the sibling value is not an attribute name: nothing
+    # the sibling value is not an attribute name, or names an action: nothing
     ("javascript", "const f = { field: 'color', input: 'Kranich!7' };", []),
+    ("python", 'ROUTES = [{"name": "reset_password", "handler": "send_reset_mail"}, {"label": "Reset password", "hint": "Sends a link"}]', []),
 ]
 
 

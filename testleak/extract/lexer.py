@@ -39,7 +39,7 @@ from __future__ import annotations
 import re
 
 from ..taxonomy import normalize_identifier as _norm
-from .literals import ASSERT_CALLS, DISCRIMINATORS, Literal, Parsed
+from .literals import ASSERT_CALLS, DISCRIMINATORS, FIELD_WORD, Literal, Parsed
 
 HASH_COMMENT_LANGS = {"python", "ruby", "shell", "yaml", "toml", "r", "perl", "php", None}
 C_COMMENT_LANGS_EXCLUDED = {"python", "ruby", "shell", "yaml", "toml", "r", "perl", "sql"}
@@ -220,7 +220,7 @@ def lex(code: str, language: str | None, attr_for, with_tests: bool = True,
         if key is None or not attr_for(key):
             n = _norm(key) if key else ""
             if n in DISCRIMINATORS:
-                disc = (val, e) if _names_attribute(val, attr_for) else None
+                disc = (val, e) if FIELD_WORD.match(val) and attr_for(val) else None
             elif disc and s - disc[1] < 160 and not _BRACE.search(masked, disc[1], s) and not _IS_KEY.match(masked, e):
                 key = disc[0]
             else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -40,6 +41,9 @@ ASSERT_CALLS = frozenset({
 
 # Keys whose string value names the field a sibling value holds: ``{field: "password",
 # input: "v"}``, ``{"type": "email", "value": "v"}`` -> ``v`` is bound to ``password`` /
-# ``email`` (when its own key names no attribute). Normalized names.
+# ``email`` (when its own key names no attribute). Normalized names. The discriminating
+# value must be one word of letters (``"password"``, ``"Email"``, ``"密码"``): a phrase or
+# compound (``"reset_password"``, ``"Reset password"``) names an action, not a field.
 DISCRIMINATORS = frozenset({"field", "field_name", "fieldname", "name", "type", "kind", "attribute", "attr",
                             "key", "label", "category", "input_type"})
+FIELD_WORD = re.compile(r"^[^\W\d_]+$")

@@ -32,7 +32,7 @@ import ast
 import sys
 
 from ..taxonomy import normalize_identifier
-from .literals import ASSERT_CALLS, DISCRIMINATORS, Literal, Parsed
+from .literals import ASSERT_CALLS, DISCRIMINATORS, FIELD_WORD, Literal, Parsed
 
 _DATE_CALLS = {"date", "datetime"}
 
@@ -321,7 +321,7 @@ class _Visitor:
     def discriminator(self, names: list, values: list) -> str | None:
         """The attribute name a sibling ``field``/``type``/... key holds (``DISCRIMINATORS``)."""
         for n, v in zip(names, values):
-            if n and isinstance(v, ast.Constant) and isinstance(v.value, str) and v.value[-1:].isalpha() and \
+            if n and isinstance(v, ast.Constant) and isinstance(v.value, str) and FIELD_WORD.match(v.value) and \
                     normalize_identifier(n) in DISCRIMINATORS and self.attr_for(v.value):
                 return v.value
         return None
