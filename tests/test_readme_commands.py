@@ -120,6 +120,12 @@ def run_in_dvc_project(words, tmp_path, request, env):
     out = _run(words, proj, env).stdout
     if words[1:3] == ["exp", "show"]:
         assert "workspace" in out and "Experiment" in out
+        if "--md" in words:   # README's compact table: every headline metric, about 40 columns
+            header = [c.strip() for c in out.splitlines()[0].strip("|").split("|")]
+            runs = [p.stem for p in (proj / "metrics").glob("*.json")]
+            assert len(header) <= 2 + 12 * len(runs) + 4, header
+            assert all(f"metrics/{r}.json:confirmed" in header for r in runs), header
+            assert not any(c.startswith(("data/", "testleak/", "taxonomy.")) for c in header), header
     if words[1:3] == ["plots", "show"]:
         assert (proj / "dvc_plots/index.html").stat().st_size > 0
 
