@@ -302,6 +302,10 @@ MODEL_OUTPUT_CLASSES = {
         ("json", '[{"type": "username", "value": "k.morgen"}, {"note": "Kranich!7"}]', [("k.morgen", "username", "username")]),
         ("python", 'rows = [{"field": "password", "input": "Kranich"}, {"name": "Maria Gonzalez", "input": "x1"}]',
          [("Kranich", "password", "password"), ("Maria Gonzalez", "name", "name")]),
+        # the field name itself is no value of `name`/`label`
+        ("javascript", "const f = { name: 'phone', label: 'Contact', value: '0803432167' };",
+         [("0803432167", "phone", "phone")]),
+        ("python", 'f = {"name": "password", "value": "Kranich"}', [("Kranich", "password", "password")]),
         # the sibling value is not an attribute name, or names an action: nothing
         ("javascript", "const f = { field: 'color', input: 'Kranich!7' };", []),
         ("python", 'ROUTES = [{"name": "reset_password", "handler": "send_reset_mail"}, '

@@ -217,11 +217,12 @@ def lex(code: str, language: str | None, attr_for, with_tests: bool = True,
             key = _key_from_window(window, masked, s, e, attr_for)
         if key is None and sigs:
             key = _positional_key(masked[max(0, s - 600):s], sigs)
-        if key is None or not attr_for(key):
-            n = _norm(key) if key else ""
-            if n in DISCRIMINATORS:
-                disc = (val, e) if FIELD_WORD.match(val) and attr_for(val) else None
-            elif disc and s - disc[1] < 160 and not _BRACE.search(masked, disc[1], s) and not _IS_KEY.match(masked, e):
+        if key is not None and _norm(key) in DISCRIMINATORS:
+            if FIELD_WORD.match(val) and attr_for(val):
+                disc = (val, e)
+                key = None  # `name: "email"` names a field: not a value of `name`
+        elif key is None or not attr_for(key):
+            if disc and s - disc[1] < 160 and not _BRACE.search(masked, disc[1], s) and not _IS_KEY.match(masked, e):
                 key = disc[0]
             else:
                 key = _assert_key(code, masked, s, attr_for) or key

@@ -286,7 +286,10 @@ class _Visitor:
                     continue
                 if name is None:
                     self.expr(k, None)
-                elif disc and not self.attr_for(name) and normalize_identifier(name) not in DISCRIMINATORS:
+                elif normalize_identifier(name) in DISCRIMINATORS:
+                    if disc and v is not None and isinstance(v, ast.Constant) and v.value == disc:
+                        name = None  # {"name": "email", ...} names a field: not a value of `name`
+                elif disc and not self.attr_for(name):
                     name = disc
                 self.expr(v, name)
             return
@@ -343,8 +346,8 @@ class _Visitor:
         if name in ASSERT_CALLS and len(args) >= 2:
             names = [_name_of(a) for a in args]
             for i, a in enumerate(args):
-                other = None if names[i] else next(
-                    (n for j, n in enumerate(names) if j != i and n and n not in ("self", "t")), None)
+                others = [n for j, n in enumerate(names) if j != i and n and n not in ("self", "t")]
+                other = None if names[i] else next((n for n in others if self.attr_for(n)), None)
                 self.expr(a, other)
             for kw in node.keywords:
                 self.expr(kw.value, kw.arg)
