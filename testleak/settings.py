@@ -421,6 +421,16 @@ class Canary(_Strict):
     judge_mode: Literal["rules", "judge", "both"]
 
 
+# ----------------------------------------------------------------------------- presidio
+
+class Presidio(_Strict):
+    """conf/presidio/: Presidio's analyzer offline (testleak/presidio.py)."""
+    model: str = Field(min_length=1)        # installed spaCy pipeline package
+    language: str = Field(min_length=2)
+    score_threshold: float = Field(ge=0, le=1)
+    entities: dict[str, str | None]         # entity type -> attribute; null = unmapped (counted)
+
+
 # ----------------------------------------------------------------------------- root
 
 class Settings(_Strict):
@@ -435,6 +445,7 @@ class Settings(_Strict):
     library: Library
     baselines: Baselines
     canary: Canary
+    presidio: Presidio
     seed: int
     max_error_share: float = Field(ge=0, le=1)
     # written by the composition's resolver (testleak.config, conf/config.yaml): the schema it passed
@@ -446,6 +457,9 @@ class Settings(_Strict):
         if bad:
             raise _rule("experiment.scenarios", bad,
                         f"scenario keys of the taxonomy ({', '.join(self.taxonomy.scenarios)})")
+        for entity, attr in self.presidio.entities.items():
+            if attr is not None and attr not in self.taxonomy.attributes:
+                raise _rule(f"presidio.entities.{entity}", attr, "an attribute of the taxonomy, or null (unmapped)")
         return self
 
 
