@@ -438,6 +438,16 @@ class Budget(_Strict):
     completion_tokens: int | None = Field(default=None, ge=1)
 
 
+# ----------------------------------------------------------------------------- presidio
+
+class Presidio(_Strict):
+    """conf/presidio/: Presidio's analyzer offline (testleak/presidio.py)."""
+    model: str = Field(min_length=1)        # installed spaCy pipeline package
+    language: str = Field(min_length=2)
+    score_threshold: float = Field(ge=0, le=1)
+    entities: dict[str, str | None]         # entity type -> attribute; null = unmapped (counted)
+
+
 # ----------------------------------------------------------------------------- root
 
 class Settings(_Strict):
@@ -452,6 +462,7 @@ class Settings(_Strict):
     library: Library
     baselines: Baselines
     canary: Canary
+    presidio: Presidio
     seed: int
     max_error_share: float = Field(ge=0, le=1)
     budget: Budget = Field(default_factory=Budget)
@@ -471,6 +482,9 @@ class Settings(_Strict):
                     raise _rule("budget.usd", self.budget.usd,
                                 f"a price for every model it caps: {role} {m.name!r} has price null (set "
                                 f"{role}.price in conf/{role}/{m.name}.yaml or remove budget.usd)")
+        for entity, attr in self.presidio.entities.items():
+            if attr is not None and attr not in self.taxonomy.attributes:
+                raise _rule(f"presidio.entities.{entity}", attr, "an attribute of the taxonomy, or null (unmapped)")
         return self
 
 

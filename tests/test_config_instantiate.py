@@ -109,6 +109,15 @@ def _canary(cfg: dict, paths: Paths) -> None:
     run_names({**cfg, "experiment": {**cfg["experiment"], "calibration_runs": {"ours": {"method": "ours"}}}})
 
 
+def _presidio(cfg: dict) -> None:
+    from testleak import presidio
+
+    eng = presidio.engine(cfg["presidio"])   # the real analyzer with the configured spaCy pipeline
+    assert cfg["presidio"]["language"] in eng.supported_languages
+    unknown = set(presidio.mapping(cfg["presidio"])) - set(eng.get_supported_entities(cfg["presidio"]["language"]))
+    assert not unknown, f"presidio.entities names entity types Presidio does not produce: {sorted(unknown)}"
+
+
 INSTANTIATE = {
     "model": lambda cfg, paths, mp: _model(cfg, paths, "model"),
     "judge": lambda cfg, paths, mp: _model(cfg, paths, "judge"),
@@ -121,6 +130,7 @@ INSTANTIATE = {
     "review": lambda cfg, paths, mp: _review(cfg, paths),
     "taxonomy": lambda cfg, paths, mp: Taxonomy.from_config(cfg),
     "canary": lambda cfg, paths, mp: _canary(cfg, paths),
+    "presidio": lambda cfg, paths, mp: _presidio(cfg),
 }
 
 

@@ -3,6 +3,8 @@ against a real local OpenAI-protocol server (tests/fake_openai.py)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from testleak import pipeline
@@ -389,13 +391,14 @@ def test_elicit_statuses_hints_and_cache(tmp_path, monkeypatch, params, taxonomy
     s = _settings(params)
     with FakeOpenAI() as srv:
         gw = _gateway(tmp_path, srv, monkeypatch)
-        srv.script = [_ok(CODE_ANSWER), _ok("I'm sorry, but I can't assist with that."), _ok("Use bcrypt."),
-                      {"status": 400, "body": {"error": {"message": "bad request"}}}, _ok(CODE_ANSWER),
-                      _ok(TESTS_ANSWER), _ok("I'm sorry, I cannot provide that.")]
-        recs = list(elicit(qs, s, taxonomy, gw, library, batch_size=8))
+        # one slot (concurrency 1): each question's code turn, then straight its test turn
+        srv.script = [_ok(CODE_ANSWER), _ok(TESTS_ANSWER), _ok("I'm sorry, but I can't assist with that."),
+                      _ok("Use bcrypt."), {"status": 400, "body": {"error": {"message": "bad request"}}},
+                      _ok(CODE_ANSWER), _ok("I'm sorry, I cannot provide that.")]
+        recs = list(elicit(qs, s, taxonomy, gw, library))
         n_requests = len(srv.requests)
         assert n_requests == 7
-        again = list(elicit(qs, s, taxonomy, gw, library, batch_size=8))
+        again = list(elicit(qs, s, taxonomy, gw, library))
         assert len(srv.requests) == n_requests + 1  # only the failed (uncached) call is sent again
     assert [r["status"] for r in recs] == ["ok", "refused", "no_code", "error", "refused"]
     assert [r["error"] is None for r in recs] == [True, False, False, False, False]
@@ -458,3 +461,42 @@ def test_functions_per_response_all_selects_all_of_g(params, taxonomy):
     bad = {**params, "experiment": {**params["experiment"], "functions_per_response": "most"}}
     with pytest.raises(ConfigError, match="functions_per_response='most': expected an integer >= 1 or 'all'"):
         ElicitSettings.from_params(bad, "ours")
+
+
+def test_questions_are_pipelined_through_the_slots_without_a_barrier_between_turns(tmp_path, monkeypatch, params,
+                                                                                    taxonomy):
+    """Two slots, four questions: each worker takes its question from the code turn straight to
+    the test turn, so a test turn reaches the server before the last code turn (batching by
+    turn would send every code turn first)."""
+    qs = [{"id": f"q_{i}", "scenario": "game", "attributes": ["username", "password"], "text": f"task {i}"}
+          for i in range(4)]
+    s = _settings(params)
+    with FakeOpenAI() as srv:
+        gw = _gateway(tmp_path, srv, monkeypatch)
+        gw.concurrency = 2
+        srv.default_text = CODE_ANSWER          # code turns and test turns alike: the text is not the point
+        srv.script = [{"status": 200, "body": completion_body(CODE_ANSWER), "delay": 0.2} for _ in range(8)]
+        recs = list(elicit(qs, s, taxonomy, gw, None))
+        turns = [len(r["json"]["messages"]) for r in srv.requests]
+    assert [r["question_id"] for r in recs] == ["q_0", "q_1", "q_2", "q_3"]     # yielded in question order
+    assert all(r["status"] == "ok" for r in recs) and len(turns) == 8
+    first_test_turn = next(i for i, n in enumerate(turns) if n > 1)
+    last_code_turn = max(i for i, n in enumerate(turns) if n == 1)
+    assert first_test_turn < last_code_turn, turns
+
+
+def test_identical_requests_in_flight_at_once_are_sent_once(tmp_path, monkeypatch):
+    """Single flight: threads asking the same thing while the first request is still out share
+    its answer (one paid call), and the call log marks the others as shared."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with FakeOpenAI() as srv:
+        gw = _gateway(tmp_path, srv, monkeypatch)
+        srv.script = [{"status": 200, "body": completion_body("the answer"), "delay": 0.5}]
+        msgs = [{"role": "user", "content": "same question"}]
+        with ThreadPoolExecutor(max_workers=3) as ex:
+            outs = list(ex.map(lambda _: gw.chat(msgs, 0, purpose="code turn"), range(3)))
+        assert len(srv.requests) == 1
+    assert [o.text for o in outs] == ["the answer"] * 3 and gw.stats["shared"] == 2
+    log = [json.loads(x) for x in (tmp_path / "calls.jsonl").read_text().splitlines()]
+    assert sorted(x["shared"] for x in log) == [False, True, True]

@@ -19,9 +19,9 @@ turn through the gateway cache, which makes the comparison paired.
 
 Every question yields exactly one record; failures are records too: ``error`` (gateway
 error, in either turn), ``refused`` (:func:`~.refusal.detect_refusal`), ``no_code`` (no
-code block, or no unit that handles a privacy field).  Questions are processed in
-batches (turn 1 for the batch through ``chat_many``, then turn 2) so that an interrupted
-stage has written the finished batches; the gateway cache makes a rerun free.
+code block, or no unit that handles a privacy field).  Questions are pipelined through
+the model's slots (:func:`elicit`); an interrupted stage loses no paid call: every answer is
+in the gateway's response cache, so a rerun sends only what was never answered.
 
 Baseline methods (``codexleaks``, ``codebreaker``) live in :mod:`testleak.baselines`; every
 method is looked up by name in :mod:`testleak.methods`.
@@ -37,7 +37,6 @@ from typing import Iterable, Iterator, Mapping
 from ..config import ablation_config, run_spec
 from ..errors import ConfigError
 from ..library import sample_hints
-from ..llm import ChatRequest
 from ..taxonomy import Taxonomy
 from .code import extract_code_blocks
 from .functions import find_units, select_functions
@@ -172,64 +171,81 @@ def _base_record(settings: ElicitSettings, q: dict) -> dict:
     }
 
 
+def _answer(q: dict, settings: ElicitSettings, taxonomy: Taxonomy, gw, library: Mapping | None,
+            extra: dict) -> dict:
+    """Both turns for one question: the response record (any status)."""
+    rec = _base_record(settings, q)
+    title = taxonomy.scenario(q["scenario"]).title if settings.scenario_questions and q.get("scenario") else None
+    m = [{"role": "user", "content": code_prompt(q["text"], title)}]
+    c = gw.chat(m, 0, purpose="code turn", **extra)
+    rec["turn1"] = _turn(m, c)
+    rec["prompt_text"] = prompt_text(m)
+    if c.status != "ok":
+        rec["status"], rec["error"] = "error", f"turn 1: {c.error_kind or 'error'}: {c.error}"
+        return rec
+    blocks = extract_code_blocks(c.text)
+    reason = detect_refusal(c.text, has_code=bool(blocks))
+    if reason:
+        rec["status"], rec["error"] = "refused", f"turn 1: {reason}"
+        return rec
+    if not blocks:
+        rec["status"], rec["error"] = "no_code", "turn 1: no code block in the answer"
+        return rec
+    funcs = select_functions(blocks, taxonomy, settings.functions_per_response)
+    if not funcs:
+        n_units = sum(len(find_units(b, taxonomy)) for b in blocks)
+        rec["status"], rec["error"] = "no_code", (
+            f"turn 1: no function handles a privacy field ({len(blocks)} code blocks, {n_units} units)")
+        return rec
+    rec["functions"] = [f.to_record() for f in funcs]
+    attrs: list[str] = []
+    for f in funcs:
+        attrs += [a for a in f.attributes if a not in attrs]
+    rec["hints"] = sample_attribute_hints(library, attrs, settings, rec["id"])
+    user2 = turn2_prompt(settings.tests_per_function, rec["hints"]["by_attribute"], taxonomy,
+                         attributes=attrs, test_generation=settings.test_generation)
+    m2 = turn2_messages(m, rec["functions"], user2)
+    rec["prompt_text"] = prompt_text(m2)
+    c = gw.chat(m2, 0, purpose="test turn", **extra)
+    rec["turn2"] = _turn(m2, c)
+    if c.status != "ok":
+        rec["status"], rec["error"] = "error", f"turn 2: {c.error_kind or 'error'}: {c.error}"
+        return rec
+    rec["tests_text"] = c.text
+    reason = detect_refusal(c.text)
+    if reason:
+        rec["status"], rec["error"] = "refused", f"turn 2: {reason}"
+        return rec
+    rec["status"], rec["error"] = "ok", None
+    return rec
+
+
 def elicit(questions: list[dict], settings: ElicitSettings, taxonomy: Taxonomy, gw, library: Mapping | None = None,
-           *, batch_size: int | None = None, params: dict | None = None) -> Iterator[dict]:
+           *, params: dict | None = None) -> Iterator[dict]:
     """Run the two-turn interaction for each question; yield one response record per
-    question (untagged), in question order, batch by batch."""
+    question (untagged), in question order.
+
+    Questions are pipelined, not batched by turn: ``concurrency`` workers (the model's
+    ``limits.concurrency``, the server's slots) each take a question through its code turn and
+    straight on to its test turn, so no slot waits at a barrier between the turns of
+    different questions, and the test turn (which extends the code turn's conversation) reaches
+    the server while the slot that answered the code turn still holds its prompt (llama.cpp
+    reuses the cached prefix). Identical requests in flight at once are sent once (the
+    gateway's single flight); the response cache makes a rerun free."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tqdm import tqdm
+
     conc = int(getattr(gw, "concurrency", 1) or 1)
-    bs = int(batch_size or max(8, 4 * conc))
     extra = dict(params or {})
-    for start in range(0, len(questions), bs):
-        batch = questions[start:start + bs]
-        recs = [_base_record(settings, q) for q in batch]
-        msgs1 = []
-        for q in batch:
-            title = taxonomy.scenario(q["scenario"]).title if settings.scenario_questions and q.get("scenario") else None
-            msgs1.append([{"role": "user", "content": code_prompt(q["text"], title)}])
-        outs1 = gw.chat_many([ChatRequest(m, sample=0, params=extra) for m in msgs1],
-                             desc=f"{settings.run}: code turn {start // bs + 1}", purpose="code turn")
-        pending = []  # (record, messages)
-        for rec, m, c in zip(recs, msgs1, outs1):
-            rec["turn1"] = _turn(m, c)
-            rec["prompt_text"] = prompt_text(m)
-            if c.status != "ok":
-                rec["status"], rec["error"] = "error", f"turn 1: {c.error_kind or 'error'}: {c.error}"
-                continue
-            blocks = extract_code_blocks(c.text)
-            reason = detect_refusal(c.text, has_code=bool(blocks))
-            if reason:
-                rec["status"], rec["error"] = "refused", f"turn 1: {reason}"
-                continue
-            if not blocks:
-                rec["status"], rec["error"] = "no_code", "turn 1: no code block in the answer"
-                continue
-            funcs = select_functions(blocks, taxonomy, settings.functions_per_response)
-            if not funcs:
-                n_units = sum(len(find_units(b, taxonomy)) for b in blocks)
-                rec["status"], rec["error"] = "no_code", (
-                    f"turn 1: no function handles a privacy field ({len(blocks)} code blocks, {n_units} units)")
-                continue
-            rec["functions"] = [f.to_record() for f in funcs]
-            attrs: list[str] = []
-            for f in funcs:
-                attrs += [a for a in f.attributes if a not in attrs]
-            rec["hints"] = sample_attribute_hints(library, attrs, settings, rec["id"])
-            user2 = turn2_prompt(settings.tests_per_function, rec["hints"]["by_attribute"], taxonomy,
-                                attributes=attrs, test_generation=settings.test_generation)
-            m2 = turn2_messages(m, rec["functions"], user2)
-            rec["prompt_text"] = prompt_text(m2)
-            pending.append((rec, m2))
-        outs2 = gw.chat_many([ChatRequest(m2, sample=0, params=extra) for _, m2 in pending],
-                             desc=f"{settings.run}: test turn {start // bs + 1}", purpose="test turn") if pending else []
-        for (rec, m2), c in zip(pending, outs2):
-            rec["turn2"] = _turn(m2, c)
-            if c.status != "ok":
-                rec["status"], rec["error"] = "error", f"turn 2: {c.error_kind or 'error'}: {c.error}"
-                continue
-            rec["tests_text"] = c.text
-            reason = detect_refusal(c.text)
-            if reason:
-                rec["status"], rec["error"] = "refused", f"turn 2: {reason}"
-                continue
-            rec["status"], rec["error"] = "ok", None
-        yield from recs
+    ex = ThreadPoolExecutor(max_workers=conc, thread_name_prefix=f"elicit-{settings.run}")
+    futures = [ex.submit(_answer, q, settings, taxonomy, gw, library, extra) for q in questions]
+    bar = tqdm(total=len(futures), desc=f"{settings.run}: questions", unit="q", leave=False,
+               disable=getattr(gw, "show_progress", None) is False)
+    try:
+        for f in futures:
+            yield f.result()
+            bar.update(1)
+    finally:
+        bar.close()
+        ex.shutdown(wait=True, cancel_futures=True)

@@ -32,7 +32,7 @@ import copy
 import os
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -136,6 +136,8 @@ class Gateway:
         self.base_url: str | None = None
         self.stats = {"requests": 0, "cache_hits": 0, "shared": 0, "errors": 0, "retries": 0, "not_sent_budget": 0}
         self._stats_lock = threading.Lock()
+        self._inflight: dict[str, Future] = {}     # cache key -> answer of the request in flight
+        self._inflight_lock = threading.Lock()
 
     # -- identity and configuration -------------------------------------------------
     @property
@@ -276,6 +278,31 @@ class Gateway:
         return key, req.messages, params, req.purpose or purpose
 
     def _one(self, key: str, messages: list, params: dict, purpose: str | None = None) -> Completion:
+        """One request, single flight: while a request with this cache key is in flight (from
+        any thread), an identical one waits for its answer and shares it instead of paying
+        for a second call."""
+        with self._inflight_lock:
+            owner = key not in self._inflight
+            if owner:
+                self._inflight[key] = Future()
+            fut = self._inflight[key]
+        if not owner:
+            c = Completion(**copy.deepcopy(asdict(fut.result())))
+            self._count("shared")
+            self._log(key, c, purpose, shared=True)
+            return c
+        try:
+            c = self._one_uncoalesced(key, messages, params, purpose)
+            fut.set_result(c)
+            return c
+        except BaseException as e:
+            fut.set_exception(e)
+            raise
+        finally:
+            with self._inflight_lock:
+                del self._inflight[key]
+
+    def _one_uncoalesced(self, key: str, messages: list, params: dict, purpose: str | None = None) -> Completion:
         hit = self.cache.get(key)
         if hit is not None:
             c = Completion(**hit)
