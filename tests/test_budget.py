@@ -172,3 +172,15 @@ def test_metrics_report_cost_per_confirmed_leak(project):  # noqa: F811
     want = cost_usd(price, 4 * 7, 4 * 3)          # the fake server's usage: 7 prompt + 3 completion tokens
     assert m["cost"]["usd"] == pytest.approx(want) and m["cost"]["completion_tokens"] == 12
     assert m["cost"]["usd_per_confirmed"] == pytest.approx(want / confirmed)
+
+
+def test_budget_keys_are_typed_and_a_usd_cap_needs_prices():
+    from testleak.config import compose
+
+    with pytest.raises(ConfigError) as e:
+        compose(["budget.usd=5", "model=gpt-oss-120b"])
+    line, = str(e.value).splitlines()
+    assert line.startswith("budget.usd = 5") and "model 'gpt-oss-120b' has price null" in line
+    with pytest.raises(ConfigError, match=r"budget.completion_tokens = 0 .*expected an integer >= 1"):
+        compose(["budget.completion_tokens=0"])
+    assert compose(["budget.usd=5", "model=gpt-4o"])["budget"]["usd"] == 5
