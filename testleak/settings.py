@@ -17,6 +17,7 @@ lexicons) are typed as such.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal, Mapping, Sequence
 
@@ -683,8 +684,21 @@ def problems(data: Mapping, *, overrides: Sequence[str] = (), choices: Mapping[s
                 value = value if found else err.get("input")
                 expected = _expectation(err, err["loc"])
             shown = "(missing)" if err["type"] == "missing" else _fmt(value)
-            out.append(f"{key} = {shown} ({_source(key, overrides, choices, file)}): expected {expected}")
-        return out
+            out.append((key, f"{key} = {shown} ({_source(key, overrides, choices, file)}): expected {expected}"))
+        return [line for key, line in out if not _copy_of_reported(key, [k for k, _ in out])]
+
+
+_RUN_MODEL = re.compile(r"experiment\.runs\.[^.]+\.model\.(.+)")
+
+
+def _copy_of_reported(key: str, keys: Sequence[str]) -> bool:
+    """A run entry carries a copy of its model config (composition): a problem of that copy is
+    reported once, at the model it was copied from (``model.*`` or ``experiment.models.ID.*``)."""
+    m = _RUN_MODEL.fullmatch(key)
+    if not m:
+        return False
+    rest = m.group(1)
+    return any(k == f"model.{rest}" or (k.startswith("experiment.models.") and k.endswith(f".{rest}")) for k in keys)
 
 
 def validate(data: Mapping, **kw) -> Settings:
