@@ -6,13 +6,17 @@ Reads data/runs/RUN/{responses,candidates,judged,verified,confirmed}.jsonl (and
 data/questions/questions.jsonl when present, for the attributes of each question) and writes
 masked outputs only (counts, rates, value hashes):
 
-- data/metrics/RUN.json                       (all metrics + confirmed keys; input of the report)
+- data/metrics/RUN.json                       (all metrics + confirmed keys + LLM cost and cost per
+                                              confirmed leak; input of the report)
 - metrics/RUN.json                                 (headline numbers, in git: DVC metrics)
 - metrics/plots/RUN_confirmed_vs_responses.csv     (DVC plots: cumulative confirmed per category)
 """
 
 from __future__ import annotations
 
+import json
+
+from testleak.llm.budget import run_cost
 from testleak.metrics import headline, run_curve, run_meta, run_metrics, write_curve
 from testleak.paths import Paths
 from testleak.stage import entry, load_stage_params, run_argument
@@ -39,6 +43,12 @@ def main(argv: list[str]) -> int:
         default_tests=params["experiment"]["tests_per_function"] if ours else 1, per_test=ours,
         policy=params["review"]["policy"],
     )
+    # LLM cost of the run (responses + judge, at the models' prices) and cost per confirmed leak
+    m["cost"] = run_cost([json.loads(paths.stats(s, run).read_text(encoding="utf-8")) for s in ("responses", "judged")
+                          if paths.stats(s, run).exists()], m["steps"]["total"]["confirmed"])
+    # LLM cost of the run (responses + judge, at the models' prices) and cost per confirmed leak
+    m["cost"] = run_cost([json.loads(paths.stats(s, run).read_text(encoding="utf-8")) for s in ("responses", "judged")
+                          if paths.stats(s, run).exists()], m["steps"]["total"]["confirmed"])
     write_json(paths.run_metrics(run), m)
     write_json(paths.metrics(run), headline(m, tax.categories))
     write_curve(paths.metrics_plot(run), run_curve(responses, confirmed, tax, candidates), tax.categories)

@@ -10,8 +10,10 @@ run's library (``prior`` or a previous run's data/library/<run>.json); ``codexle
 (``experiment.runs.RUN.model``). Library function:
 :func:`testleak.pipeline.responses`.
 
-Writes data/runs/RUN/responses.jsonl (response/1, atomically); the gateway cache makes a
-rerun after an interruption repeat no call. Prints counts by status (no raw values).
+Writes data/runs/RUN/responses.jsonl (response/1, atomically) and responses_stats.json (counts
+by status, tokens and cost of the answers used, ``partial`` when the spending cap ``budget``
+stopped it: then it exits 3); the gateway cache makes a rerun after an interruption repeat no
+call. Prints counts by status (no raw values).
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from testleak import pipeline
 from testleak.config import run_model
 from testleak.llm import open_gateway
 from testleak.paths import Paths
-from testleak.stage import check_errors, entry, stage_params
+from testleak.llm.budget import budget_settings
+from testleak.stage import check_budget, check_errors, entry, stage_params
 
 
 def main(argv: list[str]) -> int:
@@ -30,10 +33,12 @@ def main(argv: list[str]) -> int:
     paths = Paths()
     questions, library = pipeline.method_inputs(params, paths, run)
     model = run_model(params, run)
-    with open_gateway(model, paths=paths, attribution={"stage": "responses", "run": run}) as gw:
+    with open_gateway(model, paths=paths, attribution={"stage": "responses", "run": run},
+                      budget=budget_settings(params)) as gw:
         records, stats = pipeline.responses(params, run, gw, questions, library)
-    pipeline.write_artifact(paths, "responses", run, records)
-    print(f"responses@{run}: " + ", ".join(f"{k}={v}" for k, v in stats.items() if k != "run"), file=sys.stderr)
+    pipeline.write_artifact(paths, "responses", run, records, stats)
+    print(f"responses@{run}: " + ", ".join(f"{k}={v}" for k, v in stats.items() if k not in ("run", "llm")), file=sys.stderr)
+    check_budget(f"responses@{run}", gw, written=f" ({stats['ok']} ok of {stats['responses']} responses)")
     check_errors(f"responses@{run}", records, "response", params, model)
     return 0
 

@@ -47,6 +47,23 @@ def _cmd_params(args) -> int:
     return 0
 
 
+def _cmd_plan(args) -> int:
+    import json
+
+    from omegaconf import OmegaConf
+
+    from .config import compose, load_params
+    from .plan import format_plan, plan
+
+    overrides = list(args.overrides) + list(args.set or [])
+    cfg = compose(overrides, check_files=False) if overrides else load_params()
+    data = OmegaConf.to_container(cfg, resolve=False)
+    data.pop("validated_by", None)   # validated by compose (its resolver would check the labels file again)
+    p = plan(OmegaConf.to_container(OmegaConf.create(data), resolve=True))
+    print(json.dumps(p, indent=2, default=str) if args.json else format_plan(p))
+    return 0
+
+
 def _cmd_models(args) -> int:
     from .config import CONF_DIR
 
@@ -99,6 +116,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("overrides", nargs="*", help="e.g. model=gpt-4o experiment=paper")
     p.add_argument("-o", "--output", default="params.yaml")
     p.set_defaults(func=_cmd_params)
+    p = sub.add_parser("plan", help="dry run: LLM calls, tokens, GitHub searches, time and cost of an experiment",
+                       description="What the experiment will cost before it runs: LLM calls per stage, run and model, "
+                       "prompt/completion tokens (refined by logs/llm_calls.jsonl), GitHub search requests and their "
+                       "minimum wall time, and the cost at the models' prices. Without overrides: params.yaml (what "
+                       "`dvc repro` runs); with overrides: that composition (what `dvc exp run -S ...` runs).")
+    p.add_argument("overrides", nargs="*", help="e.g. experiment=paper model=gpt-4o (as for `testleak params`)")
+    p.add_argument("-S", "--set", action="append", metavar="OVERRIDE", help="an override, as for `dvc exp run -S` (repeatable)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    p.set_defaults(func=_cmd_plan)
     p = sub.add_parser("dvc-yaml", help="write dvc.yaml from the stage declarations in testleak/graph.py")
     p.add_argument("--check", action="store_true", help="only check that dvc.yaml equals the generation (exit 1 if not)")
     p.set_defaults(func=_cmd_dvc_yaml)

@@ -163,8 +163,9 @@ register_resolvers()
 
 
 def compose(overrides: Sequence[str] = (), conf_dir: str | os.PathLike | None = None,
-            validate: bool = True) -> DictConfig:
-    """Compose conf/ like `dvc exp run` does, validate it, and return the config."""
+            validate: bool = True, check_files: bool = True) -> DictConfig:
+    """Compose conf/ like `dvc exp run` does, validate it, and return the config
+    (``check_files=False``: do not require the files it names, e.g. the labels file, to exist yet)."""
     from hydra import compose as h_compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
     from hydra.errors import HydraException
@@ -193,7 +194,7 @@ def compose(overrides: Sequence[str] = (), conf_dir: str | os.PathLike | None = 
             raise ConfigError(f"cannot resolve the composed config: {str(e).splitlines()[0]}") from None
         finally:
             _composing -= 1
-        _validate(data, overrides=overrides, choices=choices, root=project_root())
+        _validate(data, overrides=overrides, choices=choices, root=project_root(), check_files=check_files)
     return cfg
 
 

@@ -30,5 +30,12 @@ class StageFailedError(TestleakError):
     """A stage wrote its outputs but too many of its calls failed (``max_error_share``)."""
 
 
+class BudgetReached(StageFailedError):
+    """A stage stopped at the experiment's spending cap (``budget``): its outputs are written and
+    marked partial, not final. Exit code 3 (DVC records nothing; rerun with a raised cap)."""
+
+    exit_code = 3
+
+
 class DataError(TestleakError):
     """An input artifact is missing or malformed."""

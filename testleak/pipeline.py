@@ -30,6 +30,7 @@ from .library.division import get_scorer
 from .library.figures import division_scores_figure, embedding_figure
 from .library.rounds import build_round, leak_instances
 from .llm import open_gateway
+from .llm.budget import budget_settings
 from .paths import RUN_STAGES, Paths
 from .records import read_jsonl, write_json, write_jsonl
 from .taxonomy import Taxonomy
@@ -111,7 +112,8 @@ def judge_gateway(params: Mapping, paths: Paths, run: str | None = None) -> Iter
         with nullcontext(None) as gw:
             yield gw
     else:
-        with open_gateway(params["judge"], paths=paths, attribution={"stage": "judged", "run": run}) as gw:
+        with open_gateway(params["judge"], paths=paths, attribution={"stage": "judged", "run": run},
+                          budget=budget_settings(params)) as gw:
             yield gw
 
 
@@ -133,7 +135,14 @@ def responses(params: Mapping, run: str, gateway, questions: list[dict] | None =
     m = methods.get(settings.method)
     inp = methods.RunInputs(params, settings, Taxonomy.from_config(params), gateway, questions, library)
     recs = list(m.elicit(inp))
-    return recs, {"run": run, "method": m.name, "variant": settings.variant, **methods.summarize(recs)}
+    return recs, {"run": run, "method": m.name, "variant": settings.variant, **methods.summarize(recs),
+                  **_spend(gateway)}
+
+
+def _spend(gateway) -> dict:
+    """Tokens and cost of the answers a stage used, and ``partial`` when a spending cap stopped it."""
+    meter = getattr(gateway, "meter", None)
+    return meter.summary() if meter is not None else {}
 
 
 def candidates(params: Mapping, run: str, responses: Iterable[dict]) -> tuple[list[dict], dict]:
@@ -150,7 +159,8 @@ def judged(params: Mapping, run: str, candidates: Iterable[dict], gateway, fragm
     verdicts = judge_candidates(candidates, Taxonomy.from_config(params), mode=mode, gateway=gateway,
                                 fragments=fragments, n_examples=int(jcfg.get("examples", 3)),
                                 seed=int(params.get("seed", 0)), sampling=jcfg.get("sampling") or {}, run=run)
-    stats = {"run": run, "mode": mode, "judge_model": (params.get("judge") or {}).get("name"), **summarize_verdicts(verdicts)}
+    stats = {"run": run, "mode": mode, "judge_model": (params.get("judge") or {}).get("name"), **summarize_verdicts(verdicts),
+             **_spend(gateway)}
     return verdicts, stats
 
 

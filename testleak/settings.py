@@ -17,6 +17,7 @@ lexicons) are typed as such.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal, Mapping, Sequence
 
@@ -102,6 +103,14 @@ class Limits(_Strict):
     deadline: float | None = Field(default=None, gt=0)
 
 
+class Price(_Strict):
+    """USD per 1M tokens, read on ``as_of`` (a date, YYYY-MM-DD) from ``source``; local models: 0."""
+    prompt_usd_per_1m: float = Field(ge=0)
+    completion_usd_per_1m: float = Field(ge=0)
+    as_of: str | None = Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}$")
+    source: str | None = None
+
+
 class LLM(_Strict):
     name: str = Field(min_length=1)
     family: str
@@ -114,6 +123,7 @@ class LLM(_Strict):
     server: Server | None = None
     sampling: Sampling
     limits: Limits
+    price: Price | None = None    # null: unknown (no cost in `testleak plan`; budget.usd refuses it)
 
     @model_validator(mode="after")
     def _provider(self):
@@ -450,6 +460,14 @@ class Presidio(_Strict):
     entities: dict[str, str | None]         # entity type -> attribute; null = unmapped (counted)
 
 
+# ----------------------------------------------------------------------------- budget
+
+class Budget(_Strict):
+    """Spending cap of the experiment's LLM calls (null: no cap); see testleak/llm/budget.py."""
+    usd: float | None = Field(default=None, gt=0)
+    completion_tokens: int | None = Field(default=None, ge=1)
+
+
 # ----------------------------------------------------------------------------- root
 
 class Settings(_Strict):
@@ -467,6 +485,7 @@ class Settings(_Strict):
     presidio: Presidio
     seed: int
     max_error_share: float = Field(ge=0, le=1)
+    budget: Budget = Field(default_factory=Budget)
     # written by the composition's resolver (testleak.config, conf/config.yaml): the schema it passed
     validated_by: str | None = None
 
@@ -479,6 +498,13 @@ class Settings(_Strict):
         for entity, attr in self.presidio.entities.items():
             if attr is not None and attr not in self.taxonomy.attributes:
                 raise _rule(f"presidio.entities.{entity}", attr, "an attribute of the taxonomy, or null (unmapped)")
+        if self.budget.usd is not None:
+            for role in ("questioner", "model", "judge"):
+                m = getattr(self, role)
+                if m.price is None:
+                    raise _rule("budget.usd", self.budget.usd,
+                                f"a price for every model it caps: {role} {m.name!r} has price null (set "
+                                f"{role}.price in conf/{role}/{m.name}.yaml or remove budget.usd)")
         return self
 
 
@@ -637,18 +663,6 @@ def _source(key: str, overrides: Sequence[str], choices: Mapping[str, str] | Non
     return "conf/config.yaml"
 
 
-def _copied(key: str, keys: Sequence[str]) -> bool:
-    """An error inside a run's model (``experiment.runs.R.model.X``) that is the copy of an error
-    reported at its source (``model.X`` or ``experiment.models.ID.X``): each run carries its model
-    config, composed from there, so the problem is named once, where it was written."""
-    parts = key.split(".")
-    if parts[:2] != ["experiment", "runs"] or len(parts) < 4 or parts[3] != "model":
-        return False
-    rest = ".".join(parts[4:])
-    return any(k == f"model.{rest}".rstrip(".") or (k.startswith("experiment.models.") and
-                                                       k.split(".", 3)[-1] == rest) for k in keys)
-
-
 def problems(data: Mapping, *, overrides: Sequence[str] = (), choices: Mapping[str, str] | None = None,
              file: str | None = None, root: str | os.PathLike | None = None, check_files: bool = True) -> list[str]:
     """One line per problem of the composed config ``data`` (empty when it is valid).
@@ -674,7 +688,20 @@ def problems(data: Mapping, *, overrides: Sequence[str] = (), choices: Mapping[s
                 expected = _expectation(err, err["loc"])
             shown = "(missing)" if err["type"] == "missing" else _fmt(value)
             out.append((key, f"{key} = {shown} ({_source(key, overrides, choices, file)}): expected {expected}"))
-        return [line for key, line in out if not _copied(key, [k for k, _ in out])]
+        return [line for key, line in out if not _copy_of_reported(key, [k for k, _ in out])]
+
+
+_RUN_MODEL = re.compile(r"experiment\.runs\.[^.]+\.model\.(.+)")
+
+
+def _copy_of_reported(key: str, keys: Sequence[str]) -> bool:
+    """A run entry carries a copy of its model config (composition): a problem of that copy is
+    reported once, at the model it was copied from (``model.*`` or ``experiment.models.ID.*``)."""
+    m = _RUN_MODEL.fullmatch(key)
+    if not m:
+        return False
+    rest = m.group(1)
+    return any(k == f"model.{rest}" or (k.startswith("experiment.models.") and k.endswith(f".{rest}")) for k in keys)
 
 
 def validate(data: Mapping, **kw) -> Settings:

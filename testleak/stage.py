@@ -10,7 +10,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 from omegaconf import OmegaConf
 
 from .config import load_params, run_spec
-from .errors import ConfigError, StageFailedError, TestleakError
+from .errors import BudgetReached, ConfigError, StageFailedError, TestleakError
 
 
 def run_argument(argv: Sequence[str], params: Mapping, stage: str, runs_key: str = "runs") -> str:
@@ -88,14 +88,28 @@ def check_errors(stage: str, records: Iterable[Mapping], kind: str, params: Mapp
     return {"calls": calls, "errors": errors}
 
 
+def check_budget(stage: str, *gateways, written: str = "") -> None:
+    """Stop a stage that a spending cap cut short (:mod:`testleak.llm.budget`): call it after the
+    stage has written its outputs (stats marked ``partial``). Raises :class:`BudgetReached`
+    (exit 3), so DVC does not record the partial outputs as final."""
+    for gw in gateways:
+        m = getattr(gw, "meter", None)
+        if m is not None and m.reached:
+            raise BudgetReached(
+                f"{stage}: {m.reached}; {m.refused} calls not sent, outputs written as partial{written}. Raise the "
+                f"cap (dvc exp run -S budget.usd=... / budget.completion_tokens=...) and rerun: answered calls "
+                f"come from the cache")
+
+
 def entry(main: Callable[[list[str]], int | None]) -> None:
     """Run a stage's ``main(argv)`` as a program: exit 1 when too many calls failed
-    (:func:`check_errors`), 2 with the message on any other TestleakError."""
+    (:func:`check_errors`), 3 when a spending cap stopped it (:func:`check_budget`), 2 with the
+    message on any other TestleakError."""
     try:
         code = main(sys.argv[1:])
     except StageFailedError as e:
         print(f"error: {e}", file=sys.stderr)
-        code = 1
+        code = getattr(e, "exit_code", 1)
     except TestleakError as e:
         print(f"error: {e}", file=sys.stderr)
         code = 2

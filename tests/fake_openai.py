@@ -1,7 +1,8 @@
 """A real local HTTP server that speaks the OpenAI chat-completions protocol.
 
 Stands in for hosted APIs (OpenAI, DeepSeek) that cannot be reached here. Each request
-pops the next scripted behaviour; with the script empty it answers normally. Requests are
+pops the next scripted behaviour; with the script empty it answers normally: ``answer(body)``
+when set (the text for a request's JSON body), else ``default_text``. Requests are
 counted and recorded (path, headers, JSON body) for assertions.
 """
 
@@ -36,6 +37,7 @@ class FakeOpenAI(LoopbackServer):
         self.requests: list[dict] = []
         self.times: list[float] = []
         self.default_text = "ok"
+        self.answer = None      # callable(request JSON body) -> answer text
         self._lock = threading.Lock()
         outer = self
 
@@ -57,7 +59,8 @@ class FakeOpenAI(LoopbackServer):
                     outer.times.append(time.monotonic())
                     step = outer.script.pop(0) if outer.script else None
                 if step is None:
-                    step = {"status": 200, "body": completion_body(outer.default_text)}
+                    text = outer.answer(body) if outer.answer is not None else outer.default_text
+                    step = {"status": 200, "body": completion_body(text)}
                 if step.get("delay"):
                     time.sleep(step["delay"])
                 payload = step.get("body", {})

@@ -267,3 +267,63 @@ def test_positional_arguments_in_c_like_languages(tax, lang, code_turn, test, ex
     # a definition in the answer itself serves as well
     both = extract(fence.format(code_turn) + "\n" + fence.format(test), tax)
     assert [(c["value"], c["attribute"]) for c in both] == [(v, a) for v, a, _ in expected]
+
+
+# classes found on the embedded model's own answers (benchmarks/eval_model_output.py);
+# synthetic values only. Each row: language, code, [(value, attribute, key)].
+MODEL_OUTPUT_CLASSES = {
+    "numbered keys": [
+        ("csharp", 'string oldPassword1 = "Kranich!7";\nstring username2 = "k.morgen";',
+         [("Kranich!7", "password", "oldPassword1"), ("k.morgen", "username", "username2")]),
+        ("python", 'email_3 = "ann.lee@corp.io"\npin2 = "4711"',
+         [("ann.lee@corp.io", "email", "email_3"), ("4711", "auth_token", "pin2")]),
+        # a numbered *value* is not a field name: the argument after it gets no key from it
+        ("java", 'service.login("user77", "Kranich!7");', []),
+        ("python", 'login("user77", "Kranich!7")', []),
+    ],
+    "assertions": [
+        ("python", 'self.assertEqual(password, "Kranich")\nself.assertNotEqual(user.phone, "0803432167")',
+         [("Kranich", "password", "password"), ("0803432167", "phone", "phone")]),
+        ("java", 'assertEquals(List.of("Deposit 50.00 EUR", "Fee 2.00 EUR"), transactions);',
+         [("Deposit 50.00 EUR", "bank_statement", "transactions"), ("Fee 2.00 EUR", "bank_statement", "transactions")]),
+        ("csharp", 'Assert.AreEqual("Kranich!7", user.Password);', [("Kranich!7", "password", "Password")]),
+        ("go", 'assert.Equal(t, "k.morgen", got.Username)', [("k.morgen", "username", "Username")]),
+        ("javascript", "expect(user.email).toBe('ann.lee@corp.io');\nexpect(getPin()).toEqual('4711');",
+         [("ann.lee@corp.io", "email", "email"), ("4711", "auth_token", "getPin")]),
+        ("java", 'when(contact.getName()).thenReturn("Maria Gonzalez");\nassertThat(acct.getUsername()).isEqualTo("k.morgen");',
+         [("Maria Gonzalez", "name", "getName"), ("k.morgen", "username", "getUsername")]),
+        # compared with something that names no attribute: no key
+        ("java", 'assertEquals("Kranich!7", result);\nexpect(res.status).toBe("Kranich!7");', []),
+        ("python", 'self.assertEqual(result, "Kranich")', []),
+    ],
+    "discriminator keys": [
+        ("javascript", "const inputs = [{ field: 'password', input: 'Kranich!7' }, { field: 'city', input: 'Lyon' }];",
+         [("Kranich!7", "password", "password"), ("Lyon", "address", "city")]),
+        ("json", '[{"type": "username", "value": "k.morgen"}, {"note": "Kranich!7"}]', [("k.morgen", "username", "username")]),
+        ("python", 'rows = [{"field": "password", "input": "Kranich"}, {"name": "Maria Gonzalez", "input": "x1"}]',
+         [("Kranich", "password", "password"), ("Maria Gonzalez", "name", "name")]),
+        # the field name itself is no value of `name`/`label`
+        ("javascript", "const f = { name: 'phone', label: 'Contact', value: '0803432167' };",
+         [("0803432167", "phone", "phone")]),
+        ("python", 'f = {"name": "password", "value": "Kranich"}', [("Kranich", "password", "password")]),
+        # the sibling value is not an attribute name, or names an action: nothing
+        ("javascript", "const f = { field: 'color', input: 'Kranich!7' };", []),
+        ("python", 'ROUTES = [{"name": "reset_password", "handler": "send_reset_mail"}, '
+                   '{"label": "Reset password", "hint": "Sends a link"}]', []),
+    ],
+    "trailing comments": [
+        ("python", 'cases = [\n    ("k.morgen", "kmorgen"),  # Username is "k.morgen" and valid.\n'
+                   '    ("Kranich!7", True),  # Password is "Kranich!7"\n'
+                   '    ("ok", "fine"),  # login succeeded (no value quoted: no key)\n]\n',
+         [("k.morgen", "username", "Username"), ("kmorgen", "username", "Username"), ("Kranich!7", "password", "Password")]),
+        ("csharp", 'var rows = new[] {\n  ("5555555555554444", "x"),  // Credit card is "5555555555554444"\n'
+                   '  ("Kranich!7", "y"),  // password for "Kranich!7"\n};',
+         [("5555555555554444", "credit_card", "Credit_card"), ("Kranich!7", "password", "password")]),
+    ],
+}
+
+
+@pytest.mark.parametrize("lang,code,expected", [r for rows in MODEL_OUTPUT_CLASSES.values() for r in rows],
+                         ids=[f"{k}-{i}" for k, rows in MODEL_OUTPUT_CLASSES.items() for i in range(len(rows))])
+def test_keys_of_the_model_output_classes(tax, lang, code, expected):
+    assert [(c["value"], c["attribute"], c["evidence"]["key"]) for c in extract(code, tax, language=lang)] == expected

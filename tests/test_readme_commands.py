@@ -38,6 +38,8 @@ SKIPPED = {
     "dvc queue start -j 2": "runs the queued sweep above (tests/test_e2e_dvc.py runs a queue of tiny experiments)",
     "dvc exp run -S review=two_reviewers -S 'review.reviewers=[alice,bob]'":
         "the default experiment again; review=two_reviewers in dvc repro: tests/test_review_terminal.py",
+    "dvc exp run -S model=gpt-4o -S judge=gpt-4o -S budget.usd=20": "hosted model: needs OPENAI_API_KEY; the cap "
+                                                                     "against a local fake server: tests/test_budget.py",
     "dvc exp run -S experiment=canary": "LoRA fine-tuning, ~20+ min; experiment=canary_tiny: tests/test_canary_slow.py",
 }
 
@@ -102,6 +104,16 @@ def run_review(words, tmp_path, request, env):
         assert not any(v in out for v in values.values())
 
 
+def run_plan(words, tmp_path, request, env):
+    proj = make_project(tmp_path / "p", git=False)
+    out = _run(words, proj, env).stdout
+    if "--json" in words:
+        p = json.loads(out)
+        assert p["rows"] and p["total"]["calls"] == sum(r["calls"] for r in p["rows"]) > 0
+    else:
+        assert out.startswith("plan of experiment") and "per model:" in out
+
+
 @pytest.fixture(scope="module")
 def dvc_project(tmp_path_factory):
     """A test project with the default experiment's committed metrics, shared by the dvc commands."""
@@ -134,6 +146,7 @@ RUNNERS = [  # (command prefix, runner); the first match wins
     (("testleak", "params"), run_params),
     (("testleak", "review"), run_review),
     (("testleak", "models"), run_models),
+    (("testleak", "plan"), run_plan),
     (("dvc", "exp", "show"), run_in_dvc_project),
     (("dvc", "metrics"), run_in_dvc_project),
     (("dvc", "plots", "show"), run_in_dvc_project),

@@ -3,7 +3,8 @@
 ``extract(text, taxonomy)`` reads a model answer (markdown with fenced code blocks, or
 bare code), parses every code block (Python with ``ast``, everything else and Python that
 does not parse with the tolerant lexer), binds each literal to its key / parameter /
-variable name, splits literals that hold many values (JSON, SQL ``INSERT``, CSV/TSV,
+variable name (for a literal bound to no attribute name, also a trailing comment that names
+an attribute and quotes a value of its line: :func:`.lexer.comment_keys`), splits literals that hold many values (JSON, SQL ``INSERT``, CSV/TSV,
 multi-line text: :mod:`.multivalue`) into one value per key, classifies each
 (:mod:`testleak.extract.detect`), drops values that occur
 verbatim in the prompt texts (``exclude``), and deduplicates by (value, attribute),
@@ -32,7 +33,7 @@ from ..privacy import value_hash
 from ..taxonomy import Taxonomy
 from ..formats import CodeBlock, split_code_blocks
 from .detect import Detector
-from .lexer import collect_c_signatures, lex
+from .lexer import collect_c_signatures, comment_keys, lex
 from .literals import Literal, Parsed
 from .multivalue import split_values
 from .pyparse import collect_signatures, parse_python, parse_tree
@@ -187,6 +188,10 @@ def _parse_blocks(blocks: list[CodeBlock], attr_for, info: ExtractInfo,
                 info.parsers["error"] = info.parsers.get("error", 0) + 1
                 continue
         info.parsers[parsed.parser] = info.parsers.get(parsed.parser, 0) + 1
+        try:
+            parsed = Parsed(comment_keys(b.code, parsed.literals, lang, attr_for), parsed.tests, parsed.parser)
+        except Exception as e:  # noqa: BLE001
+            info.errors.append(type(e).__name__)
         per_block.append((b, lang, parsed))
     return per_block
 

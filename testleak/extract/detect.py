@@ -197,6 +197,7 @@ _KEY_PATTERN = {
 }
 _CARD_SUBKEYS = ("cvv", "cvc", "cvv2", "csc", "expiry", "expiration", "exp")
 _COLLECTION = re.compile(r"_(?:list|set|array|values|arr)$")
+_NUMBERED = re.compile(r"_?\d+$")
 
 
 class Detector:
@@ -210,15 +211,20 @@ class Detector:
 
     def attribute_for_key(self, key: str | None) -> str | None:
         """The attribute a key names (``Taxonomy.attribute_for_name``), also in the plural
-        or as a collection (``passwords``, ``emailList``, ``phone_numbers`` -> singular)."""
+        or as a collection (``passwords``, ``emailList``, ``phone_numbers`` -> singular) and
+        numbered (``username2``, ``oldPassword1``, ``email_3`` -> without the number)."""
         if not key:
             return None
         try:
             return self._keys[key]
         except KeyError:
             a = self.taxonomy.attribute_for_name(key)
+            n = normalize_identifier(key)
+            if a is None and n[-1:].isdigit():  # numbered variables: username2, old_password_1
+                numbered = _NUMBERED.sub("", n)
+                if numbered and numbered != n:
+                    a = self.attribute_for_key(numbered)
             if a is None:
-                n = normalize_identifier(key)
                 stem = _COLLECTION.sub("", n)
                 for single in (stem, stem[:-1] if stem.endswith("s") else "", stem[:-2] if stem.endswith("es") else ""):
                     if single != n and len(single) >= 3:

@@ -16,7 +16,16 @@ structure around a literal can be read with simple patterns:
 - ``name =``, ``name :=``, ``name:``, ``Type name =``, ``name: Type =``, ``$name =``
   -> ``name`` (assignments, object and struct fields, named arguments);
 - sole argument ``callee("v")`` / ``new Callee("v")`` -> the callee when it names an
-  attribute (``setEmail``, ``validatePhone``), else the key the call is bound to.
+  attribute (``setEmail``, ``validatePhone``), else the key the call is bound to;
+- when none of these names an attribute: an argument of an equality assertion
+  (``assertEquals(List.of("v"), transactions)``, ``Assert.AreEqual("v", user.Password)``)
+  -> the other argument's name; the argument of a matcher chain (``expect(user.email).toBe("v")``,
+  ``assertThat(x.getPhone()).isEqualTo("v")``, ``when(m.getName()).thenReturn("v")``) -> the
+  subject's name; a value beside a ``field``/``type``/``name``... key holding an attribute
+  name in the same object (``{field: 'password', input: 'v'}``) -> that name;
+- a string followed by ``:`` is a key, never the value of the string before it.
+Afterwards :func:`comment_keys` binds keyless literals of a line to the attribute its
+trailing comment names when that comment also quotes one of them.
 Escapes are decoded for the value; the span is then the whole token.
 
 Test cases: ``it(...)`` / ``test(...)`` calls (also ``.each``/``.only``/``.skip``), methods
@@ -29,7 +38,8 @@ from __future__ import annotations
 
 import re
 
-from .literals import Literal, Parsed
+from ..taxonomy import normalize_identifier as _norm
+from .literals import ASSERT_CALLS, DISCRIMINATORS, FIELD_WORD, Literal, Parsed
 
 HASH_COMMENT_LANGS = {"python", "ruby", "shell", "yaml", "toml", "r", "perl", "php", None}
 C_COMMENT_LANGS_EXCLUDED = {"python", "ruby", "shell", "yaml", "toml", "r", "perl", "sql"}
@@ -191,12 +201,13 @@ def lex(code: str, language: str | None, attr_for, with_tests: bool = True,
     prev_end = 0
     prev_val: str | None = None
     prev_is_str = False
+    disc: tuple[str, int] | None = None  # (attribute name, end) of the last `field: "password"`
     for (s, e, val, vs, ve) in toks:
         key = None
         between = masked[prev_end:s] if prev_is_str else None
         if between is not None and prev_val is not None and len(between) < 40 and \
-                (_BETWEEN_KEY.match(between) or (_BETWEEN_COMMA.match(between) and _WORD.match(prev_val)
-                                                  and attr_for(prev_val))):
+                (_BETWEEN_KEY.match(between) or (_BETWEEN_COMMA.match(between) and _names_attribute(prev_val, attr_for)
+                                                  and not _IS_KEY.match(masked, e))):
             if _WORD.match(prev_val) or _BETWEEN_KEY.match(between):
                 key = prev_val
         if key is None and rows:
@@ -206,6 +217,15 @@ def lex(code: str, language: str | None, attr_for, with_tests: bool = True,
             key = _key_from_window(window, masked, s, e, attr_for)
         if key is None and sigs:
             key = _positional_key(masked[max(0, s - 600):s], sigs)
+        if key is not None and _norm(key) in DISCRIMINATORS:
+            if FIELD_WORD.match(val) and attr_for(val):
+                disc = (val, e)
+                key = None  # `name: "email"` names a field: not a value of `name`
+        elif key is None or not attr_for(key):
+            if disc and s - disc[1] < 160 and not _BRACE.search(masked, disc[1], s) and not _IS_KEY.match(masked, e):
+                key = disc[0]
+            else:
+                key = _assert_key(code, masked, s, attr_for) or key
         lits.append(Literal(val, key, vs, ve))
         prev_end, prev_val = e, val
         prev_is_str = code[s] in "\"'`"
@@ -343,6 +363,68 @@ def _row_key(masked: str, s: int, rows: list[tuple[int, int, list[str]]]) -> str
     return None
 
 
+def _names_attribute(value: str, attr_for) -> bool:
+    """A string value that is a field name of an attribute (``"email"`` in ``put("email", v)``),
+    not a numbered value such as ``"user123"`` (numbered *keys* map: ``username2``)."""
+    return bool(_WORD.match(value)) and not value[-1].isdigit() and attr_for(value) is not None
+
+
+_IS_KEY = re.compile(r"\s*:(?!:)")  # a string token followed by `:` is a key itself (JSON, dicts)
+_BRACE = re.compile(r"[{}]")
+_SUBJECT = re.compile(  # expect(x).toBe(, assertThat(x).isEqualTo(, when(m.getName()).thenReturn(
+    r"\b(?:expect|assertThat|assert_that|when|verify)\s*\((?P<subj>[^()]*(?:\([^()]*\)[^()]*)?)\)"
+    r"(?:\s*\.\s*[\w$]+)+\s*\(\s*$")
+_ARG_NAME = re.compile(r"^\s*(?:[\w$]+\s*\.\s*)*(?P<n>(?:[^\W\d]|\$)[\w$]*)\s*(?:\(\s*\))?"
+                       r"(?:\[\s*[\"'](?P<k>[^\"']+)[\"']\s*\])?\s*$")
+_NOT_NAMES = {"t", "this", "self", "true", "false", "null", "nil", "None", "True", "False", "undefined"}
+
+
+def _arg_name(text: str) -> str | None:
+    """The name an argument expression ends in (``user.email``, ``getPhone()``, ``r["email"]``)."""
+    m = _ARG_NAME.match(text)
+    if not m:
+        return None
+    n = m.group("k") or m.group("n")
+    return None if n in _NOT_NAMES else n
+
+
+def _assert_key(code: str, masked: str, s: int, attr_for) -> str | None:
+    """The name a literal is compared with: another argument of an equality assertion
+    (``assertEquals(List.of("v"), transactions)``, :data:`.literals.ASSERT_CALLS`), or the
+    subject of a matcher chain (``expect(user.email).toBe("v")``, ``when(m.getName()).thenReturn("v")``);
+    only a name that maps to an attribute."""
+    lo = max(0, s - 160)
+    window = masked[lo:s]
+    for start in _open_brackets(window, 3):
+        if window[start] != "(":
+            continue
+        c = _CALL_BEFORE.search(window[:start + 1])
+        if c and c.group("c") in ASSERT_CALLS:
+            end = _match_close(masked, lo + start, "(") - 1
+            args, depth, a0 = [], 0, lo + start + 1
+            for i in range(lo + start + 1, end):
+                ch = masked[i]
+                if ch in "([{":
+                    depth += 1
+                elif ch in ")]}":
+                    depth -= 1
+                elif ch == "," and depth == 0:
+                    args.append((a0, i))
+                    a0 = i + 1
+            args.append((a0, end))
+            for a, b in args:
+                if not a <= s < b:
+                    n = _arg_name(code[a:b])
+                    if n and attr_for(n):
+                        return n
+            return None
+        m = _SUBJECT.search(window[:start + 1]) if ")" in window[:start] else None
+        if m:
+            n = _arg_name(code[lo + m.start("subj"):lo + m.end("subj")])
+            return n if n and attr_for(n) else None
+    return None
+
+
 def _collection_key(window: str, attr_for) -> str | None:
     """The name a collection literal is bound to, for an element of it: ``emails =
     List.of("a", "b")``, ``string[] passwords = { "a" }``, ``passwords.add("a")``,
@@ -389,3 +471,66 @@ def _key_from_window(window: str, masked: str, s: int, e: int, attr_for) -> str 
         m2 = _KEY_BEFORE.search(window[:c.start()])
         return m2.group("k") if m2 else _collection_key(window, attr_for)
     return _collection_key(window, attr_for)
+
+
+_QUOTED = re.compile(r'"([^"\n]+)"|\'([^\'\n]+)\'|`([^`\n]+)`')
+_COMMENT_WORD = re.compile(r"[^\W\d_]+")
+
+
+def _comment_markers(language: str | None) -> tuple[str, ...]:
+    if language is None:
+        return ("#", "//")
+    return ("#",) if language in C_COMMENT_LANGS_EXCLUDED else ("//", "#") if language == "php" else ("//",)
+
+
+def _comment_key(comment: str, values: set[str], attr_for) -> str | None:
+    """The attribute word of a comment that quotes one of ``values`` (``# Username is "v"``):
+    the first word (or two words: ``Credit card``) before the quote that names an attribute."""
+    for q in _QUOTED.finditer(comment):
+        if (q.group(1) or q.group(2) or q.group(3)) in values:
+            words = _COMMENT_WORD.findall(comment[:q.start()])
+            for i, w in enumerate(words):
+                if i + 1 < len(words) and attr_for(w + "_" + words[i + 1]):
+                    return w + "_" + words[i + 1]
+                if attr_for(w):
+                    return w
+            return None
+    return None
+
+
+def comment_keys(code: str, lits: list[Literal], language: str | None, attr_for) -> list[Literal]:
+    """Keys from trailing comments: the literals of a line whose own key names no attribute
+    take the attribute a comment at the end of that line names *and* quotes one of them
+    with (``("alice87", "alice87"),  # Username is "alice87"``, ``# Credit card is "..."``).
+    A comment that does not repeat a value of its line binds nothing (``"ok"  # login
+    succeeded`` stays keyless)."""
+    markers = _comment_markers(language)
+    if not lits or not any(m in code for m in markers):
+        return lits
+    lines: dict[int, list[int]] = {}
+    for i, lit in enumerate(lits):
+        if not (lit.key and attr_for(lit.key)):
+            ls = code.rfind("\n", 0, lit.start) + 1
+            lines.setdefault(ls, [])
+    if not lines:
+        return lits
+    for i, lit in enumerate(lits):
+        ls = code.rfind("\n", 0, lit.start) + 1
+        if ls in lines:
+            lines[ls].append(i)
+    out = list(lits)
+    for ls, idx in lines.items():
+        le = code.find("\n", ls)
+        le = len(code) if le < 0 else le
+        last = max(lits[i].end for i in idx)
+        if last > le:  # a literal spanning lines
+            continue
+        cpos = min((p for p in (code.find(m, last, le) for m in markers) if p >= 0), default=-1)
+        if cpos < 0:
+            continue
+        key = _comment_key(code[cpos:le], {lits[i].value for i in idx}, attr_for)
+        if key:
+            for i in idx:
+                if not (lits[i].key and attr_for(lits[i].key)):
+                    out[i] = Literal(lits[i].value, key, lits[i].start, lits[i].end)
+    return out

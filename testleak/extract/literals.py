@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -25,3 +26,24 @@ class Parsed:
     literals: list[Literal]
     tests: list[tuple[int, int]]  # test-case intervals [start, end) in the code
     parser: str  # "ast" | "lexer"
+
+
+# Calls that compare an expected value with the value under test: a literal argument takes
+# the name of the other argument (``assertEqual(user.email, "v")``, ``Assert.AreEqual("v",
+# phone)``, ``assert.Equal(t, "v", got.Email)``), shared by both parsers.
+ASSERT_CALLS = frozenset({
+    "assertEqual", "assertEquals", "assertNotEqual", "assertNotEquals", "assert_equal", "assert_not_equal",
+    "assertSame", "assertNotSame", "assertIs", "assertIsNot", "assertIn", "assertNotIn", "assertCountEqual",
+    "assertListEqual", "assertTupleEqual", "assertSetEqual", "assertSequenceEqual", "assertArrayEquals",
+    "assertIterableEquals", "assertLinesMatch", "AreEqual", "AreNotEqual", "AreSame", "Equal", "NotEqual",
+    "Equals", "EqualValues", "deepEqual", "strictEqual", "notEqual", "notStrictEqual", "deepStrictEqual",
+})
+
+# Keys whose string value names the field a sibling value holds: ``{field: "password",
+# input: "v"}``, ``{"type": "email", "value": "v"}`` -> ``v`` is bound to ``password`` /
+# ``email`` (when its own key names no attribute). Normalized names. The discriminating
+# value must be one word of letters (``"password"``, ``"Email"``, ``"密码"``): a phrase or
+# compound (``"reset_password"``, ``"Reset password"``) names an action, not a field.
+DISCRIMINATORS = frozenset({"field", "field_name", "fieldname", "name", "type", "kind", "attribute", "attr",
+                            "key", "label", "category", "input_type"})
+FIELD_WORD = re.compile(r"^[^\W\d_]+$")

@@ -11,7 +11,10 @@ Which literals, bound to which key (the name handed to the attribute lexicon):
   maps to an attribute (``validate_email("v")``, ``set_phone("v")``) and otherwise the key
   the call itself is bound to (``dob=parse("v")``); else, after a string argument that
   names an attribute (``setenv("API_KEY", "v")``), that string;
-- comparisons ``user.email == "v"`` -> the other operand's name;
+- comparisons ``user.email == "v"`` and equality assertions ``assertEqual(password, "v")``
+  (:data:`.literals.ASSERT_CALLS`) -> the other operand's / argument's name;
+- a dict value whose key names no attribute, beside a ``field``/``type``/``name``... key
+  whose value does (``{"field": "password", "input": "v"}``) -> that value;
 - list/tuple/set elements inherit the key of their container;
 - ``pytest.mark.parametrize("email,ok", [("v", True), ...])`` -> the argname by position;
 - a fixture's ``return "v"`` -> the fixture name;
@@ -28,7 +31,8 @@ from __future__ import annotations
 import ast
 import sys
 
-from .literals import Literal, Parsed
+from ..taxonomy import normalize_identifier
+from .literals import ASSERT_CALLS, DISCRIMINATORS, FIELD_WORD, Literal, Parsed
 
 _DATE_CALLS = {"date", "datetime"}
 
@@ -273,16 +277,20 @@ class _Visitor:
         if isinstance(node, ast.JoinedStr):
             return
         if isinstance(node, ast.Dict):
-            for k, v in zip(node.keys, node.values):
+            names = [k.value if isinstance(k, ast.Constant) and isinstance(k.value, str) else
+                     (_name_of(k) if k is not None else None) for k in node.keys]
+            disc = self.discriminator(names, node.values) if len(names) > 1 else None
+            for k, v, name in zip(node.keys, node.values, names):
                 if k is None:
                     self.expr(v, None)
                     continue
-                if isinstance(k, ast.Constant) and isinstance(k.value, str):
-                    name = k.value
-                else:
-                    name = _name_of(k)
-                    if name is None:
-                        self.expr(k, None)
+                if name is None:
+                    self.expr(k, None)
+                elif normalize_identifier(name) in DISCRIMINATORS:
+                    if disc and v is not None and isinstance(v, ast.Constant) and v.value == disc:
+                        name = None  # {"name": "email", ...} names a field: not a value of `name`
+                elif disc and not self.attr_for(name):
+                    name = disc
                 self.expr(v, name)
             return
         if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
@@ -313,6 +321,14 @@ class _Visitor:
             elif isinstance(c, ast.comprehension):
                 self.expr(c.iter, key)
 
+    def discriminator(self, names: list, values: list) -> str | None:
+        """The attribute name a sibling ``field``/``type``/... key holds (``DISCRIMINATORS``)."""
+        for n, v in zip(names, values):
+            if n and isinstance(v, ast.Constant) and isinstance(v.value, str) and FIELD_WORD.match(v.value) and \
+                    normalize_identifier(n) in DISCRIMINATORS and self.attr_for(v.value):
+                return v.value
+        return None
+
     def call(self, node: ast.Call, key: str | None):
         name = _callee(node)
         args = node.args
@@ -327,6 +343,15 @@ class _Visitor:
             self.expr(node.func.value, None)
         elif not isinstance(node.func, ast.Name):
             self.expr(node.func, None)
+        if name in ASSERT_CALLS and len(args) >= 2:
+            names = [_name_of(a) for a in args]
+            for i, a in enumerate(args):
+                others = [n for j, n in enumerate(names) if j != i and n and n not in ("self", "t")]
+                other = None if names[i] else next((n for n in others if self.attr_for(n)), None)
+                self.expr(a, other)
+            for kw in node.keywords:
+                self.expr(kw.value, kw.arg)
+            return
         params = self.sigs.get(name or "")
         single = len(args) + len(node.keywords) == 1
         for i, a in enumerate(args):
@@ -338,7 +363,7 @@ class _Visitor:
             elif i > 0:
                 prev = args[i - 1]
                 if isinstance(prev, ast.Constant) and isinstance(prev.value, str) and \
-                        prev.value.isidentifier() and self.attr_for(prev.value):
+                        prev.value.isidentifier() and not prev.value[-1].isdigit() and self.attr_for(prev.value):
                     k = prev.value
             self.expr(a, k)
         for kw in node.keywords:

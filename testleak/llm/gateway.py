@@ -14,6 +14,8 @@ API-key environment variable and default sampling. The gateway gives:
   rerun or a resumed stage makes zero repeated calls (only successes are cached);
 - identical requests in one :meth:`Gateway.chat_many` batch (same cache key) sent once,
   the duplicates sharing the answer;
+- the spend of the answers used and the experiment's spending cap (``budget``): a request
+  that could exceed it is not sent but answered ``error`` of kind ``budget`` (:mod:`.budget`);
 - a call log (JSONL: latency, tokens, status, attempts, cache hits, shared answers, and the
   stage, run and purpose each call is for; never prompt text).
 
@@ -37,6 +39,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import AuthError, ConfigError, LLMError
+from .budget import Meter, estimate_prompt_tokens
 from ..net import (CallLog, GiveUp, JsonCache, RateLimiter, Retryable, RetryPolicy, canonical_key, mask_url,
                    mask_urls_in_text, retry_after, transport_error)
 
@@ -57,7 +60,7 @@ class Completion:
     text: str = ""
     status: str = "ok"  # ok | error
     error: str | None = None
-    # http_429 | http_5xx | timeout | connection | connection_refused | deadline | malformed | bad_request
+    # http_429 | http_5xx | timeout | connection | connection_refused | deadline | malformed | bad_request | budget
     error_kind: str | None = None
     finish_reason: str | None = None
     usage: dict = field(default_factory=lambda: {"prompt_tokens": 0, "completion_tokens": 0})
@@ -98,7 +101,8 @@ class Gateway:
     def __init__(self, model_cfg, *, cache_dir: str | os.PathLike, log_path: str | os.PathLike | None = None,
                  models_dir: str | os.PathLike | None = None, backoff_base: float = 1.0,
                  backoff_max: float = 60.0, show_progress: bool | None = None,
-                 echo: Callable[[str], None] | None = None, attribution: Mapping | None = None):
+                 echo: Callable[[str], None] | None = None, attribution: Mapping | None = None,
+                 budget: Mapping | None = None):
         self.cfg = _to_dict(model_cfg)
         self.name = self.cfg.get("name", "?")
         provider = self.cfg.get("provider")
@@ -122,11 +126,15 @@ class Gateway:
         self.calls = CallLog(self.log_path)
         # stage and run every call-log line is attributed to (tokens and cost per stage/run)
         self.attribution = {"stage": None, "run": None, **dict(attribution or {})}
+        # spend of the answers used and the experiment's cap (budget: {usd, completion_tokens, scope})
+        self.meter = Meter(self.name, self.cfg.get("price"), budget,
+                           self.log_path.parent / "spend" if self.log_path else None,
+                           self.attribution["stage"], self.attribution["run"])
         self._client = None
         self._client_lock = threading.Lock()
         self._server_key = None
         self.base_url: str | None = None
-        self.stats = {"requests": 0, "cache_hits": 0, "shared": 0, "errors": 0, "retries": 0}
+        self.stats = {"requests": 0, "cache_hits": 0, "shared": 0, "errors": 0, "retries": 0, "not_sent_budget": 0}
         self._stats_lock = threading.Lock()
         self._inflight: dict[str, Future] = {}     # cache key -> answer of the request in flight
         self._inflight_lock = threading.Lock()
@@ -182,6 +190,7 @@ class Gateway:
             return self._client
 
     def close(self) -> None:
+        self.meter.flush()
         if self._server_key is not None:
             from .local import SHARED
 
@@ -299,9 +308,20 @@ class Gateway:
             c = Completion(**hit)
             c.cached = True
             self._count("cache_hits")
+            self.meter.charge(c.usage)
             self._log(key, c, purpose)
             return c
-        c = self._call(messages, params)
+        ticket = self.meter.admit(messages, params)
+        if ticket is None:  # the next call could exceed the budget: not sent
+            self._count("not_sent_budget")
+            c = Completion(status="error", error_kind="budget", model=self.name, error=self.meter.reached)
+            self._log(key, c, purpose)
+            return c
+        c = None
+        try:
+            c = self._call(messages, params)
+        finally:
+            self.meter.settle(ticket, c.usage if c is not None and c.status == "ok" else None)
         if c.status == "ok":
             self.cache.put(key, {k: v for k, v in asdict(c).items() if k != "cached"})
         else:
@@ -315,7 +335,7 @@ class Gateway:
         client = self._ensure_client()
         kwargs = dict(params)
         want_logprobs = bool(kwargs.get("logprobs"))
-        est = sum(len(str(m.get("content", ""))) for m in messages) // 4 + int(kwargs.get("max_tokens") or 0)
+        est = estimate_prompt_tokens(messages) + int(kwargs.get("max_tokens") or 0)
         attempts = 0
         t0 = time.monotonic()
 

@@ -1,0 +1,324 @@
+"""`testleak plan`: the LLM calls, tokens, GitHub searches, time and cost of an experiment, before it runs.
+
+Counts come from the stages' own code: each LLM stage's library function runs against a
+:class:`DryRunGateway`, the real gateway (same sampling parameters, cache keys, duplicate
+sharing, response cache) with the network replaced. A request already in the response cache
+is answered from it, so the plan follows what the stage will really do next and says how many
+calls are already paid for; any other request is recorded and answered with a synthetic answer
+that keeps the stage going:
+
+- ``questions``: :func:`testleak.elicit.generate_questions` (one request per scenario and try;
+  a synthetic answer lists the requested number of tasks, so uncached scenarios need one try);
+- ``responses@RUN``: :func:`testleak.pipeline.responses`, i.e. the run's registered method: the
+  question plan, code turn, G(c) selection (``functions_per_response``), hints, test turn;
+  CodexLeaks' prompt plan and Codebreaker's evolution within ``baseline_budget``. A synthetic
+  code answer is a function over the question's attributes, so every question gets a test turn
+  (an upper bound; the call log's share of test turns per code turn refines the expectation);
+- ``judged@RUN``: one call per candidate (rule-passing candidate for ``judge_mode: both``), which
+  depends on what the model writes: **estimated** as judge calls per response of earlier runs in
+  the call log (the same run name, else all runs), else one per requested test case; prompts are
+  built by :func:`testleak.verify.judge.build_prompt` with the run's few-shot fragments;
+- GitHub search (``verifier=github``): at most one request per page (``max_pages``) per judged
+  candidate (an upper bound: only kept values are searched), and the minimum wall time at
+  ``requests_per_minute`` per token (tokens: the variables of ``token_envs`` set now, at least 1).
+
+Tokens: a cached answer counts at its recorded usage; otherwise prompt tokens are estimated from
+the prompt text (:func:`testleak.llm.budget.estimate_prompt_tokens`) and completion tokens are
+the mean of the same model's answers for the same purpose in ``logs/llm_calls.jsonl`` (else of
+other models, else ``max_tokens``, an upper bound), capped at ``max_tokens``. Cost: each model's
+``price`` (:func:`testleak.llm.budget.cost_usd`). Every row says what its numbers rest on.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections import defaultdict
+from contextlib import closing
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+from . import methods, pipeline
+from .config import run_model
+from .elicit import generate_questions
+from .elicit.questions import generic_questions, question_prompt
+from .elicit.responses import ElicitSettings
+from .library import load_library
+from .llm.budget import cost_usd, estimate_prompt_tokens
+from .llm.gateway import Completion, Gateway
+from .paths import Paths
+from .taxonomy import Taxonomy
+from .verify.judge import build_prompt, judge_mode, load_fragments, pick_examples
+
+STANDIN_VALUE = "x" * 20            # judge prompts: a candidate value of typical length
+RESPONSE_PURPOSES = ("test turn", "codexleaks prompts", "codebreaker prompts")
+
+
+class History:
+    """Earlier runs' calls (the call log): tokens per answer by model and purpose, and counts
+    per stage, run and purpose; every request (key) counted once, failed calls left out."""
+
+    def __init__(self, path: str | os.PathLike | None):
+        self.tokens: dict[tuple[str, str], dict[str, tuple[int, int]]] = defaultdict(dict)
+        self.keys: dict[tuple[str, str | None, str], set[str]] = defaultdict(set)
+        p = Path(path) if path else None
+        if p is None or not p.is_file():
+            return
+        for line in p.read_text(encoding="utf-8").splitlines():
+            try:
+                r = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if not isinstance(r, dict) or r.get("status") != "ok" or not r.get("purpose") or "model" not in r:
+                continue
+            self.tokens[(r["model"], r["purpose"])][r.get("key")] = (int(r.get("prompt_tokens") or 0),
+                                                                      int(r.get("completion_tokens") or 0))
+            self.keys[(r.get("stage"), r.get("run"), r["purpose"])].add(r.get("key"))
+
+    def completion(self, model: str, purpose: str | None, max_tokens: int | None) -> tuple[int, str]:
+        """(completion tokens per answer, what the figure rests on)."""
+        own = list(self.tokens.get((model, purpose), {}).values())
+        other = [t for (m, p), d in self.tokens.items() if p == purpose and m != model for t in d.values()]
+        if own:
+            n, basis = sum(c for _, c in own) / len(own), f"mean of {len(own)} answers in the call log"
+        elif other:
+            n, basis = sum(c for _, c in other) / len(other), f"mean of {len(other)} answers of other models in the call log"
+        elif max_tokens:
+            return int(max_tokens), "max_tokens (no call log): upper bound"
+        else:
+            return 512, "no call log and no max_tokens: assumed 512"
+        return (min(int(round(n)), int(max_tokens)) if max_tokens else int(round(n))), basis
+
+    def count(self, stage: str, purpose: str | Sequence, run: str | None = None) -> int:
+        purposes = (purpose,) if isinstance(purpose, str) else tuple(purpose)
+        return len(set().union(*[k for (s, r, p), k in self.keys.items()
+                                 if s == stage and p in purposes and (run is None or r == run)] or [set()]))
+
+    def ratio(self, num: tuple[str, str | Sequence], den: tuple[str, str | Sequence], run: str | None) -> tuple[float, str] | None:
+        """calls of ``num`` per call of ``den`` (stage, purpose) for ``run`` if logged, else over all runs."""
+        for r, where in ((run, f"run {run}"), (None, "all runs")):
+            d = self.count(den[0], den[1], r)
+            if d:
+                n = self.count(num[0], num[1], r)
+                return n / d, f"{n} per {d} in the call log ({where})"
+        return None
+
+
+class DryRunGateway(Gateway):
+    """The real gateway with the network replaced (see the module docstring): cached requests are
+    answered from the response cache, the others recorded and answered by ``synth``."""
+
+    def __init__(self, model_cfg, cache_dir, history: History,
+                 synth: Callable[[list, str | None, int], str]):
+        super().__init__(model_cfg, cache_dir=cache_dir, log_path=None, show_progress=False)
+        self.concurrency = 1
+        self.history, self.synth = history, synth
+        self.calls: list[dict] = []
+
+    def _one(self, key, messages, params, purpose=None):
+        hit = self.cache.get(key)
+        if hit is not None:
+            c = Completion(**hit)
+            c.cached = True
+            self.calls.append({"purpose": purpose, "cached": True, **c.usage, "basis": "cached answers"})
+            return c
+        comp, basis = self.history.completion(self.name, purpose, params.get("max_tokens"))
+        usage = {"prompt_tokens": estimate_prompt_tokens(messages), "completion_tokens": comp}
+        self.calls.append({"purpose": purpose, "cached": False, **usage, "basis": basis})
+        return Completion(text=self.synth(messages, purpose, comp), usage=usage, model=self.name, finish_reason="stop")
+
+
+def _rows(stage: str, run: str | None, gw: DryRunGateway) -> list[dict]:
+    by: dict[str, dict] = {}
+    for c in gw.calls:
+        r = by.setdefault(c["purpose"] or "-", {"stage": stage, "run": run, "model": gw.name, "purpose": c["purpose"],
+                                                "calls": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0,
+                                                "basis": set()})
+        r["calls"] += 1
+        r["cached"] += int(c["cached"])
+        r["prompt_tokens"] += c["prompt_tokens"]
+        r["completion_tokens"] += c["completion_tokens"]
+        r["basis"].add(c["basis"])
+    for r in by.values():
+        r["basis"] = "; ".join(sorted(r["basis"]))
+    return list(by.values())
+
+
+def _code_answer(attrs: list[str], taxonomy: Taxonomy, tokens: int) -> str:
+    """A synthetic code answer: one function over the question's attributes (so G(c) selects it),
+    padded with comment lines to about ``tokens`` tokens."""
+    names = []
+    for a in attrs:
+        n = taxonomy.attribute(a).lexicon[0]
+        if n.isidentifier() and n not in names:
+            names.append(n)
+    head = f"```python\ndef handle_record({', '.join(names)}):\n"
+    body = f"    return {{{', '.join(repr(n) + ': ' + n for n in names)}}}\n"
+    pad = max(0, tokens * 4 - len(head) - len(body) - 4)
+    lines = "".join("    # step of the task\n" for _ in range(pad // 21))
+    return head + lines + body + "```"
+
+
+def plan(params: Mapping, paths: Paths | None = None, env: Mapping[str, str] | None = None) -> dict:
+    """The plan of the composed experiment ``params`` (a plain dict). See the module docstring."""
+    paths = paths or Paths()
+    env = os.environ if env is None else env
+    tax = Taxonomy.from_config(params)
+    exp = params["experiment"]
+    history = History(paths.logs / "llm_calls.jsonl")
+    cache = paths.llm_cache
+    rows: list[dict] = []
+    notes: list[str] = []
+    n = int(exp["questions_per_scenario"])
+
+    # -- questions (once per experiment)
+    standins = {s: generic_questions(tax, [s], n) for s in exp["scenarios"]}
+    lists = {question_prompt(tax.scenario(s), n): "\n".join(f"{i + 1}. {q['text']}" for i, q in enumerate(qs))
+             for s, qs in standins.items()}
+    with closing(DryRunGateway(params["questioner"], cache, history,
+                               lambda m, p, k: lists.get(m[-1]["content"], "1. task"))) as gw:
+        questions, _ = generate_questions(tax, exp["scenarios"], n, gw)
+    rows += _rows("questions", None, gw)
+    if any(not c["cached"] for c in gw.calls):
+        notes.append("questions not yet generated are stood in for by the generic task texts (ablation no_cgq) "
+                     "to size the code-turn prompts")
+
+    # -- responses and judged, per run
+    attrs_of = {" ".join(q["text"].split()): list(q["attributes"]) for q in questions}
+    attrs_of.update({" ".join(q["text"].split()): list(q["attributes"]) for qs in standins.values() for q in qs})
+
+    def synth(messages, purpose, tokens):
+        if purpose == "code turn":
+            content = str(messages[-1].get("content", ""))
+            attrs = next((a for t, a in attrs_of.items() if t in content), list(tax.attributes)[:2])
+            return _code_answer(attrs, tax, tokens)
+        return "x" * (tokens * 4)
+
+    ver = params.get("verifier") or {}
+    mode = judge_mode(ver)
+    jcfg = ver.get("judge") or {}
+    fragments = load_fragments(paths.library((params.get("library") or {}).get("prior") or "prior"))
+    with closing(Gateway(params["judge"], cache_dir=cache, log_path=None)) as jgw:
+        judge_max = jgw.sampling(jcfg.get("sampling") or {}).get("max_tokens")
+    attrs = sorted({a for s in exp["scenarios"] for a in tax.scenario(s).attributes})
+    judge_prompt = sum(estimate_prompt_tokens(build_prompt(
+        STANDIN_VALUE, a, tax.attribute(a).label, tax.attribute(a).description,
+        pick_examples(fragments, a, int(jcfg.get("examples", 3)), int(params.get("seed", 0))))) for a in attrs) / len(attrs)
+    judge_comp, judge_basis = history.completion(params["judge"]["name"], "judge", judge_max)
+    judged_total = 0
+    for run in exp.get("runs") or {}:
+        settings = ElicitSettings.from_params(params, run)
+        m = methods.get(settings.method)
+        library = None
+        if m.wants_library(settings):
+            lp = paths.library(settings.library)
+            if not lp.exists():
+                notes.append(f"responses@{run}: its library {settings.library} does not exist yet: hints sized "
+                             f"from the prior library")
+                lp = paths.library((params.get("library") or {}).get("prior") or "prior")
+            library = load_library(lp)
+        with closing(DryRunGateway(run_model(params, run), cache, history, synth)) as gw:
+            recs, _ = pipeline.responses(params, run, gw, questions if m.wants_questions(settings) else None, library)
+        run_rows = _rows("responses", run, gw)
+        for r in run_rows:
+            if r["purpose"] == "test turn":
+                share = history.ratio(("responses", "test turn"), ("responses", "code turn"), run)
+                if share is not None and r["calls"] > r["cached"]:
+                    f = min(1.0, share[0])
+                    todo = r["calls"] - r["cached"]
+                    keep = r["cached"] + round(todo * f)
+                    r["prompt_tokens"] = round(r["prompt_tokens"] * keep / r["calls"])
+                    r["completion_tokens"] = round(r["completion_tokens"] * keep / r["calls"])
+                    r["calls_max"], r["calls"] = r["calls"], keep
+                    r["basis"] += f"; test turns per code turn: {share[1]} (estimate; at most {r['calls_max']})"
+        rows += run_rows
+        # judged@RUN: one call per (rule-passing) candidate: depends on the model's output
+        if mode == "rules":
+            continue
+        responses_n = sum(r["status"] == "ok" for r in recs)
+        per = history.ratio(("judged", "judge"), ("responses", RESPONSE_PURPOSES), run)
+        if per is not None:
+            calls, basis = round(responses_n * per[0]), f"estimate: judge calls per response {per[1]}"
+        else:
+            k = settings.tests_per_function if settings.method == "ours" else 1
+            calls, basis = responses_n * k, f"estimate without call log: one per requested test case ({k} per response)"
+        judged_total += calls
+        rows.append({"stage": "judged", "run": run, "model": params["judge"]["name"], "purpose": "judge",
+                     "calls": calls, "cached": 0, "prompt_tokens": round(calls * judge_prompt),
+                     "completion_tokens": calls * judge_comp, "basis": f"{basis}; completion: {judge_basis}"})
+
+    # -- cost per row and per model
+    prices = {params[role]["name"]: params[role].get("price") for role in ("questioner", "model", "judge")}
+    for run in exp.get("runs") or {}:                 # each run's model under test (experiment.models)
+        rm = run_model(params, run)
+        prices.setdefault(rm["name"], rm.get("price"))
+    models: dict[str, dict] = {}
+    for r in rows:
+        price = prices.get(r["model"])
+        r["usd"] = cost_usd(price, r["prompt_tokens"], r["completion_tokens"])
+        t = models.setdefault(r["model"], {"calls": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0,
+                                           "usd": 0.0, "price": price})
+        for k in ("calls", "cached", "prompt_tokens", "completion_tokens"):
+            t[k] += r[k]
+        t["usd"] = None if r["usd"] is None or t["usd"] is None else t["usd"] + r["usd"]
+
+    # -- GitHub search
+    search = {"backend": ver.get("backend"), "requests": 0}
+    if ver.get("backend") == "github":
+        gh = ver.get("github") or {}
+        tokens = sum(1 for e in gh.get("token_envs") or [] if env.get(e))
+        rpm = float(gh.get("requests_per_minute") or 10)
+        pages = int(gh.get("max_pages") or 1)
+        req = judged_total * pages
+        search.update({"requests": req, "tokens": max(1, tokens), "requests_per_minute_per_token": rpm,
+                       "min_wall_minutes": round(req / (rpm * max(1, tokens)), 1),
+                       "basis": f"upper bound: every judged candidate kept and searched, {pages} page(s) each; cached "
+                                f"searches are not sent" + ("" if tokens else f"; no token set in "
+                                f"{', '.join(gh.get('token_envs') or [])}: 1 assumed")})
+    total = {"calls": sum(r["calls"] for r in rows), "cached": sum(r["cached"] for r in rows),
+             "prompt_tokens": sum(r["prompt_tokens"] for r in rows),
+             "completion_tokens": sum(r["completion_tokens"] for r in rows),
+             "usd": None if any(m["usd"] is None for m in models.values()) else sum(m["usd"] for m in models.values())}
+    return {"experiment": exp["name"], "runs": list(exp.get("runs") or {}), "rows": rows, "models": models,
+            "search": search, "total": total, "budget": dict(params.get("budget") or {}), "notes": notes}
+
+
+def _usd(v) -> str:
+    return "n/a (no price)" if v is None else f"${v:,.2f}" if v >= 1 else f"${v:.4f}"
+
+
+def format_plan(p: Mapping) -> str:
+    """The plan as text tables (what `testleak plan` prints)."""
+    out = [f"plan of experiment {p['experiment']} ({len(p['runs'])} runs: {', '.join(p['runs'])})", ""]
+    head = ["stage", "run", "model", "purpose", "calls", "cached", "prompt tok", "completion tok", "USD"]
+    table = [[r["stage"], r["run"] or "-", r["model"], r["purpose"] or "-", f"{r['calls']:,}", f"{r['cached']:,}",
+              f"{r['prompt_tokens']:,}", f"{r['completion_tokens']:,}", _usd(r["usd"])] for r in p["rows"]]
+    table += [["total", "", "", "", f"{p['total']['calls']:,}", f"{p['total']['cached']:,}",
+               f"{p['total']['prompt_tokens']:,}", f"{p['total']['completion_tokens']:,}", _usd(p["total"]["usd"])]]
+    w = [max(len(str(x)) for x in col) for col in zip(head, *table)]
+    line = lambda cells: "  ".join(str(c).rjust(w[i]) if i >= 4 else str(c).ljust(w[i]) for i, c in enumerate(cells))  # noqa: E731
+    out += [line(head), line(["-" * x for x in w])] + [line(t) for t in table[:-1]] + [line(["-" * x for x in w]), line(table[-1])]
+    out += ["", "per model:"]
+    for name, m in p["models"].items():
+        pr = m["price"]
+        price = (f"${pr['prompt_usd_per_1m']:g} / ${pr['completion_usd_per_1m']:g} per 1M prompt / completion tokens"
+                 f" (as of {pr.get('as_of') or '-'})") if pr else "no price (set price in its model config)"
+        out.append(f"  {name}: {m['calls']:,} calls ({m['cached']:,} cached), {m['prompt_tokens']:,} prompt + "
+                   f"{m['completion_tokens']:,} completion tokens, {_usd(m['usd'])}; {price}")
+    s = p["search"]
+    if s.get("backend") == "github":
+        out.append(f"GitHub search: <= {s['requests']:,} requests, at {s['requests_per_minute_per_token']:g}/min x "
+                   f"{s['tokens']} token(s): >= {s['min_wall_minutes']:,} min ({s['basis']})")
+    else:
+        out.append(f"corpus search: {s.get('backend')} (local, no requests)")
+    b = p.get("budget") or {}
+    if b.get("usd") is not None or b.get("completion_tokens") is not None:
+        out.append(f"budget: usd={b.get('usd')}, completion_tokens={b.get('completion_tokens')}")
+    out += ["", "what the numbers rest on:"] + [f"  {r['stage']}{'@' + r['run'] if r['run'] else ''} {r['purpose']}: "
+                                               f"{r['basis']}" for r in p["rows"]]
+    out += [f"note: {n}" for n in p["notes"]]
+    return "\n".join(out)
+
+
+__all__ = ["History", "DryRunGateway", "plan", "format_plan"]

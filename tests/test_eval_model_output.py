@@ -1,0 +1,75 @@
+"""benchmarks/eval_model_output.py: labels made from raw hand labels carry hashes and masks
+only, are tied to their responses file (a changed file is refused with one line), and are
+scored against ExtractPII as the candidates stage runs it. Synthetic answers only."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _module():
+    spec = importlib.util.spec_from_file_location("eval_model_output", ROOT / "benchmarks" / "eval_model_output.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+ANSWER = """```python
+def test_login():
+    client.login(username="k.morgenstern", password="Falke!Nord72")
+    user.phone = "+49 30 901820"
+    assert check("Kranich")
+```"""
+
+
+def _files(tmp_path: Path):
+    resp = tmp_path / "responses.jsonl"
+    rec = {"id": "r_1", "status": "ok", "prompt_text": 'use "+49 30 901820" as a phone', "tests_text": ANSWER,
+           "turn2": {"text": ANSWER, "messages": [{"role": "user", "content": "write tests"}]}}
+    resp.write_text(json.dumps(rec) + "\n" + json.dumps({"id": "r_2", "status": "error", "tests_text": ""}) + "\n")
+    raw = tmp_path / "raw.jsonl"
+    raw.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"response_id": "r_1", "value": "k.morgenstern", "attribute": "username", "placeholder": False},
+        {"response_id": "r_1", "value": "Falke!Nord72", "attribute": "password", "placeholder": False},
+        {"response_id": "r_1", "value": "+49 30 901820", "attribute": "phone", "placeholder": False},
+        {"response_id": "r_1", "value": "Kranich", "attribute": "password", "placeholder": False},
+    ]))
+    return resp, raw
+
+
+def test_labels_hold_no_raw_values_and_mark_prompt_copies(tmp_path):
+    m = _module()
+    resp, raw = _files(tmp_path)
+    out = tmp_path / "labels" / "l.jsonl"
+    assert m.main(["--responses", str(resp), "--labels", str(out), "--make-labels", str(raw)]) == 0
+    text = out.read_text()
+    for v in ("k.morgenstern", "Falke!Nord72", "901820", "Kranich"):
+        assert v not in text
+    rows = [json.loads(x) for x in text.splitlines()]
+    assert [r["copied_from_prompt"] for r in rows] == [False, False, True, False]
+    assert set(rows[0]) == set(m.LABEL_KEYS)
+    meta = json.loads(m.meta_path(out).read_text())
+    assert meta["responses"]["sha256"] == m.file_digests(resp)["sha256"]
+
+
+def test_scores_and_refuses_other_answers(tmp_path, capsys):
+    m = _module()
+    resp, raw = _files(tmp_path)
+    out = tmp_path / "l.jsonl"
+    m.main(["--responses", str(resp), "--labels", str(out), "--make-labels", str(raw)])
+    js = tmp_path / "res.json"
+    assert m.main(["--responses", str(resp), "--labels", str(out), "--json", str(js)]) == 0
+    res = json.loads(js.read_text())
+    # the two keyed values are found with their attribute; the bare call argument is not
+    assert res["recall"]["all"] == 3 and res["recall"]["all_right"] == 2
+    assert res["per_attribute"]["phone"]["copied"] == 1
+    assert res["precision"]["candidates"] == res["precision"]["correct"] == 2
+    capsys.readouterr()
+    resp.write_text(resp.read_text().replace("Kranich", "Zebu"))
+    assert m.main(["--responses", str(resp), "--labels", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "labels do not match" in err and err.count("\n") == 1
