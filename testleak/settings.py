@@ -633,7 +633,7 @@ def _expectation(err: dict, loc: Sequence) -> str:
     if t in ("too_short",) and err.get("ctx", {}).get("min_length") == 1:
         return "a non-empty list"
     if t in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
-        base = "an integer" if info is not None and info.annotation is int else "a number"
+        base = "an integer" if info is not None and info.annotation in (int, int | None) else "a number"
         return f"{base} {_constraints(info)}".strip()
     if t in _TYPE_WORDS:
         c = _constraints(info)
