@@ -28,12 +28,15 @@ def test_canary_tiny_end_to_end(tmp_path):
     params = compose_dict(["experiment=canary_tiny", "canary.n=2", "canary.files=2",
                            "canary.attributes=[password,credit_card]", "canary.finetune.epochs=2",
                            "canary.finetune.clean_windows=1", "canary.finetune.max_tokens=96",
-                           "canary.finetune.target_modules=[q_proj,v_proj]", "model.sampling.max_tokens=256"])
+                           "canary.finetune.target_modules=[q_proj,v_proj]", "model.sampling.max_tokens=256",
+                           # no corpus index in this test (DVC's canary_corpus depends on `index`)
+                           "canary.check_index=false"])
     paths = Paths(tmp_path)
     cp = CanaryPaths(paths)
 
     stats = make_canary_corpus(params, paths, files=iter_site_packages([".py"]))
     truth = read_ground_truth(cp.ground_truth)
+    assert stats["absence_checked_in_index"] is False
     assert stats["canaries"] == 2 and [t["attribute"] for t in truth] == ["password", "credit_card"]
     assert sum(1 for _ in cp.corpus.rglob("*.py")) == 2 == sum(1 for _ in cp.original.rglob("*.py"))
     for t in truth:

@@ -9,7 +9,9 @@ import json
 
 import pytest
 
-from testleak.records import read_jsonl, write_jsonl
+from testleak.paths import Paths
+from testleak.pipeline import write_artifact
+from testleak.records import read_jsonl
 from testleak.verify.review import append_label
 from tests.project import env_for, make_project, run, shared_cache
 
@@ -51,7 +53,8 @@ def test_review_then_library_round_through_dvc(tmp_path):
             "model": "fixed", "round": 0, "status": "ok", "turn1": {"text": "code"}, "functions": [],
             "turn2": {"text": ANSWER}, "tests_requested": 2, "tests_text": ANSWER, "prompt_text": "Write tests.",
             "attributes": ["email", "phone", "password"], "scenario": "web_social"}
-    write_jsonl(proj / "data/runs/ours/responses.jsonl", [resp], kind="response")
+    # what the responses stage writes: its records and its stats (a dep of candidates@RUN)
+    write_artifact(Paths(proj), "responses", "ours", [resp], {"run": "ours", "responses": 1, "status": {"ok": 1}})
     run(["dvc", "repro", "-s", "index", "candidates@ours", "judged@ours", "verified@ours"], proj, env)
 
     cands = {c["id"]: c for c in read_jsonl(proj / "data/runs/ours/candidates.jsonl", kind="candidate")}

@@ -14,7 +14,9 @@ import pytest
 import yaml
 
 from testleak.privacy import mask
-from testleak.records import read_jsonl, write_jsonl
+from testleak.paths import Paths
+from testleak.pipeline import write_artifact
+from testleak.records import read_jsonl
 from tests.project import BIN, make_project, run, shared_cache, shim_env
 from tests.test_verify_review import project  # noqa: F401  (fixture: params + records of run `ours`)
 
@@ -148,7 +150,8 @@ def test_two_reviewers_in_the_terminal_then_confirmed_by_dvc_repro(tmp_path):
             "model": "fixed", "round": 0, "status": "ok", "turn1": {"text": "code"}, "functions": [],
             "turn2": {"text": ANSWER}, "tests_requested": 2, "tests_text": ANSWER, "prompt_text": "Write tests.",
             "attributes": ["email", "phone", "password"], "scenario": "web_social"}
-    write_jsonl(proj / "data/runs/ours/responses.jsonl", [resp], kind="response")
+    # what the responses stage writes: its records and its stats (a dep of candidates@RUN)
+    write_artifact(Paths(proj), "responses", "ours", [resp], {"run": "ours", "responses": 1, "status": {"ok": 1}})
     run(["dvc", "repro", "-s", "index", "candidates@ours", "judged@ours", "verified@ours"], proj, env)
     cands = {c["id"]: c for c in read_jsonl(proj / "data/runs/ours/candidates.jsonl", kind="candidate")}
 
