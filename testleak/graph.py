@@ -153,10 +153,10 @@ def declarations(paths: Paths | None = None) -> list[Stage]:
               plots=[{r(paths.metrics_plot(RUN)): {"x": "responses", "y": "all", "cache": False}}]),
         Stage("report",
               params=["experiment", "judge.name", "verifier", "review.policy",
-                      "ablation.name", "taxonomy"],
+                      "ablation.name", "taxonomy", "baselines.protocol"],
               deps=[res("paper_results.yaml"), r(paths.run_metrics(RUN).parent), r(paths.metrics_plot(RUN).parent)],
               outs=[_nocache(r(paths.reports / f)) for f in (
-                  "table2.md", "table2.csv", "table3.md", "table3.csv", "table4.md", "table4.csv",
+                  "table2.md", "table2.csv", "table3.md", "table3.csv", "table4.md", "table4.csv", "table8.md", "table8.csv",
                   "figure1.csv", "figure1.png", "figure1.md", "paper_comparison.md")]),
         # Ground truth by planted canaries (beyond the paper): enabled by experiment=canary
         # (experiment.canary: [calibration]); empty in the other experiments.

@@ -49,29 +49,13 @@ import zlib
 from collections import Counter
 from typing import Iterable, Mapping
 
-from ..config import run_spec
+from ..config import BASELINE_PROTOCOLS as PROTOCOLS, run_protocol
 from ..errors import ConfigError
 from ..privacy import value_hash
 from .common import _plain, mean_nll
 
-PROTOCOLS = ("published", "shared")
-BASELINES = ("codexleaks", "codebreaker")
 REFERENCE_ZLIB = "zlib"
 UNRANKED = ("keep", "drop")
-
-
-# ---------------------------------------------------------------------------- the switch
-
-def run_protocol(params: Mapping, run: str) -> str:
-    """``published`` or ``shared`` for ``run``: ``shared`` for method ``ours``; for a baseline,
-    the run entry's ``verification`` if set, else ``baselines.protocol`` (default published)."""
-    spec = run_spec(params, run)
-    if spec.get("method") not in BASELINES:
-        return "shared"
-    p = spec.get("verification") or (_plain(params).get("baselines") or {}).get("protocol", "published")
-    if p not in PROTOCOLS:
-        raise ConfigError(f"baselines.protocol = {p!r}: expected one of {', '.join(PROTOCOLS)}")
-    return p
 
 
 # ---------------------------------------------------------------------------- CodexLeaks
