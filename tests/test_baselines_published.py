@@ -11,13 +11,8 @@ import pytest
 from testleak import pipeline
 from testleak.baselines.published import (codebreaker_candidates, codexleaks_filter, membership_scores, run_protocol,
                                           zlib_entropy)
-from testleak.config import compose, compose_dict
+from testleak.config import compose
 from testleak.errors import ConfigError
-
-
-@pytest.fixture(scope="module")
-def params():
-    return compose_dict()
 
 
 def _resp(rid, cont, ppl, prompt="cfg = {\n  'k': '", status="ok", method="codexleaks"):
@@ -86,30 +81,27 @@ def test_codexleaks_filter_rejects_a_bad_share(params):
 
 
 @pytest.mark.slow
-def test_embedded_models_greedy_continuation_ranks_above_random_strings(params, tmp_path):
-    """A string the model itself produces greedily is 'memorised' by construction: under the
-    embedded model's own perplexity (reference zlib) it must rank above random strings."""
-    import torch
+def test_embedded_models_greedy_continuation_ranks_above_random_strings(params, local_gateway):
+    """The model's own greedy continuation is 'memorised' by construction; tokens drawn from
+    the whole vocabulary at a high temperature (top_k and min_p disabled) are near-random
+    strings. Scored as in production (perplexity of the continuation from the embedded llama.cpp
+    model's logprobs, reference zlib), the greedy one must rank first."""
+    from testleak.baselines.common import Prompt, chat_requests, response_record
 
-    from testleak.library.division import get_scorer
-    from testleak.paths import Paths
-
-    div = {**params["library"]["division"], "scorer": "causal_surprisal", "model": "qwen2.5-coder-0.5b"}
-    sc = get_scorer(div, Paths().models)
-    prompt = "def is_valid_email(address):\n    \"\"\"Return True when address looks like an e-mail.\"\"\"\n"
-    ids = sc.tok(prompt, return_tensors="pt").input_ids
-    with torch.inference_mode():
-        out = sc.model.generate(ids, max_new_tokens=24, do_sample=False)
-    greedy = sc.tok.decode(out[0, ids.shape[1]:], skip_special_tokens=True)
-    rng = random.Random(1)
-    randoms = ["".join(rng.choice(string.ascii_letters + string.digits + " _=()") for _ in range(len(greedy)))
-               for _ in range(5)]
-    texts = [*randoms[:2], greedy, *randoms[2:]]
-    ppl = [float(torch.tensor(t.scores).mean().exp()) for t in sc.score(texts, prefixes=[prompt] * len(texts))]
-    recs = [_resp(f"codexleaks/p{i}/s0", t, p, prompt) for i, (t, p) in enumerate(zip(texts, ppl))]
+    text = "import re\n\ndef is_valid_email(address):\n    "
+    comp = params["baselines"]["completion"]
+    planted = Prompt(id="mi/greedy", text=text, lang="python", attribute="email")
+    noisy = Prompt(id="mi/noisy", text=text, lang="python", attribute="email")
+    reqs = (chat_requests(planted, 1, {"temperature": 0.0, "max_tokens": 24, "logprobs": True}, comp, "prefill")
+            + chat_requests(noisy, 5, {"temperature": 5.0, "max_tokens": 24, "logprobs": True,
+                                                  "extra_body": {"top_k": 0, "min_p": 0.0, "top_p": 1.0}}, comp, "prefill"))
+    comps = local_gateway.chat_many(reqs, purpose="test")
+    owners = [(planted, 0)] + [(noisy, i) for i in range(5)]
+    recs = [response_record("codexleaks", p, i, c, "qwen", 0) for (p, i), c in zip(owners, comps)]
+    assert all(r["status"] == "ok" and r["perplexity"] is not None for r in recs), [r["status"] for r in recs]
     kept, stats = codexleaks_filter(recs, _cfg(params, top_share=1 / len(recs), unranked="drop"))
-    assert [r["id"] for r in kept] == ["codexleaks/p2/s0"], (ppl, stats)
-    assert kept[0]["mi_rank"] == 1 and stats["scored"] == 6
+    assert [r["id"] for r in kept] == ["mi/greedy/s0"], [(r["perplexity"], r["turn1"]["continuation"][:30]) for r in recs]
+    assert kept[0]["mi_rank"] == 1 and stats["scored"] == 6 and stats["kept"] == 1
 
 
 # ------------------------------------------------------------------------- the protocol switch
