@@ -217,7 +217,7 @@ def test_table8_lists_each_baseline_run_with_its_protocol_beside_the_paper(proje
     rows = _csv(project / "reports/table8.csv")
     head = rows[0]
     assert head[:2] == ["Category", "Attribute"]
-    assert "codexleaks (published): after own filter" in head and "codebreaker (published): in window" in head
+    assert "codexleaks (published): after filter" in head and "codebreaker (published): in window" in head
     assert "paper codexleaks: prompts / test cases" in head
     email = next(r for r in rows if r[1] == "Email")
     i = head.index("codexleaks (published): confirmed")

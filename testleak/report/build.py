@@ -35,7 +35,7 @@ TABLE3_NOTE = ("LP>=L: share of test cases with at least L distinct confirmed el
 
 TABLE8_NOTE = ("Per baseline run (its verification protocol in parentheses, `baselines.protocol` or the run's "
                "`verification`): prompts / test cases = responses whose prompt targets the attribute (one response "
-               "is one test case; counts of responses); after own filter = candidates kept before the search "
+               "is one test case; counts of responses); after filter = candidates kept before the search "
                "(`published`: CodexLeaks' blind membership-inference filter then the values of the kept responses, "
                "or Codebreaker's Presidio entities mapped to the attribute, nothing removed by our judge; `shared`: "
                "ExtractPII + our format rules + judge LLM); in window = candidates with 1 <= k <= 100 corpus hits; "

@@ -158,7 +158,7 @@ def table2(frame: pd.DataFrame, metrics: Mapping[str, Mapping | None], taxonomy)
     return headers, rows
 
 
-TABLE8_COLS = (("test_cases", "prompts / test cases"), ("judge", "after own filter"), ("in_window", "in window"),
+TABLE8_COLS = (("test_cases", "prompts / test cases"), ("judge", "after filter"), ("in_window", "in window"),
                ("confirmed", "confirmed"))
 
 
