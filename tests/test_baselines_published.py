@@ -104,6 +104,29 @@ def test_embedded_models_greedy_continuation_ranks_above_random_strings(params, 
     assert kept[0]["mi_rank"] == 1 and stats["scored"] == 6 and stats["kept"] == 1
 
 
+@pytest.mark.slow
+def test_codebreaker_verifier_on_the_embedded_models_output(params, taxonomy, local_gateway):
+    """Codebreaker's own verifier (Presidio, offline) over what the embedded model wrote."""
+    import copy
+
+    from testleak.baselines import run_codebreaker
+
+    p = copy.deepcopy(params)
+    p["baselines"]["attributes"] = ["email", "name"]
+    p["baselines"]["codebreaker"]["sampling"]["max_tokens"] = 16
+    recs = run_codebreaker(p, local_gateway, taxonomy, budget=2, seed=3)
+    cands, stats = codebreaker_candidates(recs, p["presidio"])
+    assert stats["responses"] == len(recs) == 2
+    assert sum(stats["skipped"].values()) == sum(r["status"] != "ok" for r in recs)
+    assert stats["candidates"] + stats["excluded"] + stats["duplicates"] + stats["unmapped_total"] > 0, stats
+    by_id = {r["id"]: r for r in recs}
+    for c in cands:
+        r = by_id[c["response_id"]]
+        assert r["status"] == "ok" and c["value"] in r["tests_text"] and c["value"] not in r["prompt_text"]
+        assert c["attribute"] in taxonomy.attributes and c["evidence"]["pattern"].startswith("presidio:")
+    assert sum(stats["by_attribute"].values()) == len(cands)
+
+
 # ------------------------------------------------------------------------- the protocol switch
 
 def test_bad_protocol_is_one_line_naming_key_and_values():
