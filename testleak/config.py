@@ -267,6 +267,23 @@ def run_model(params, run: str) -> dict:
     return dict(spec["model"])
 
 
+#: the baselines' verification protocols (``baselines.protocol``, testleak/baselines/published.py)
+BASELINE_PROTOCOLS = ("published", "shared")
+BASELINE_METHODS = ("codexleaks", "codebreaker")
+
+
+def run_protocol(params, run: str) -> str:
+    """``published`` or ``shared`` for ``run``: ``shared`` for method ``ours``; for a baseline,
+    the run entry's ``verification`` if set, else ``baselines.protocol`` (default published)."""
+    spec = run_spec(params, run)
+    if spec.get("method") not in BASELINE_METHODS:
+        return "shared"
+    p = spec.get("verification") or (params.get("baselines") or {}).get("protocol", "published")
+    if p not in BASELINE_PROTOCOLS:
+        raise ConfigError(f"baselines.protocol = {p!r}: expected one of {', '.join(BASELINE_PROTOCOLS)}")
+    return p
+
+
 def run_spec(params, run: str, runs_key: str = "runs") -> dict:
     """The entry ``experiment.<runs_key>.<run>`` of the composed params: the one check of a run
     name (stages, elicitation settings, metrics and the canary calibration all go through it)."""

@@ -115,12 +115,13 @@ def declarations(paths: Paths | None = None) -> list[Stage]:
                     RUN_LIBRARY],
               outs=[run_files["responses"], stats("responses")]),
         Stage("candidates", foreach=per_run, args=RUN,
-              params=["taxonomy"],
+              params=["taxonomy", f"experiment.runs.{RUN}", "baselines.protocol", "baselines.codexleaks.filter",
+                      "presidio", "library.division.models"],
               deps=[run_files["responses"], stats("responses")],
               outs=[run_files["candidates"], stats("candidates")]),
         Stage("judged", foreach=per_run, args=RUN,
               params=["seed", "taxonomy", "judge", "verifier.judge_mode", "verifier.judge", "library.prior",
-                      "max_error_share", "budget", "experiment.name"],
+                      "max_error_share", "budget", "experiment.name", f"experiment.runs.{RUN}", "baselines.protocol"],
               deps=[res("placeholders.yaml"), r(paths.library("prior")), run_files["candidates"], stats("candidates")],
               outs=[run_files["judged"], stats("judged")]),
         Stage("verified", foreach=per_run, args=RUN,
@@ -152,10 +153,10 @@ def declarations(paths: Paths | None = None) -> list[Stage]:
               plots=[{r(paths.metrics_plot(RUN)): {"x": "responses", "y": "all", "cache": False}}]),
         Stage("report",
               params=["experiment", "judge.name", "verifier", "review.policy",
-                      "ablation.name", "taxonomy"],
+                      "ablation.name", "taxonomy", "baselines.protocol"],
               deps=[res("paper_results.yaml"), r(paths.run_metrics(RUN).parent), r(paths.metrics_plot(RUN).parent)],
               outs=[_nocache(r(paths.reports / f)) for f in (
-                  "table2.md", "table2.csv", "table3.md", "table3.csv", "table4.md", "table4.csv",
+                  "table2.md", "table2.csv", "table3.md", "table3.csv", "table4.md", "table4.csv", "table8.md", "table8.csv",
                   "figure1.csv", "figure1.png", "figure1.md", "paper_comparison.md")]),
         # Ground truth by planted canaries (beyond the paper): enabled by experiment=canary
         # (experiment.canary: [calibration]); empty in the other experiments.
@@ -171,7 +172,7 @@ def declarations(paths: Paths | None = None) -> list[Stage]:
               metrics=[_nocache("metrics/canary_finetune.json")]),
         Stage("canary_report", foreach=canary,
               params=["experiment", "canary.models", "canary.judge_mode", "model", "questioner", "judge", "verifier",
-                      "library", "baselines", "taxonomy", "seed"],
+                      "library", "baselines", "presidio", "taxonomy", "seed"],
               deps=[res("codexleaks.yaml"), res("codebreaker.yaml"), res("placeholders.yaml"),
                     r(paths.library("prior"))]
               + [r(paths.canary / d) for d in ("model", "corpus", "original", "ground_truth.jsonl")],

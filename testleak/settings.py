@@ -150,6 +150,8 @@ class RunPlan(_Strict):
     library: str = Field(min_length=1)
     # the flags, resolved at composition (conf/experiment: '${ablation}' or '${experiment.ablations.X}')
     ablation: AblationFlags | None = None
+    # a baseline run's verification protocol; None: baselines.protocol
+    verification: Literal["published", "shared"] | None = None
 
 
 class Run(RunPlan):
@@ -367,11 +369,19 @@ class Completion(_Strict):
     user: str
 
 
+class CodexLeaksFilter(_Strict):
+    """CodexLeaks' blind membership-inference filter (testleak/baselines/published.py)."""
+    reference: str = Field(min_length=1)           # zlib | a key of library.division.models
+    top_share: float = Field(gt=0, le=1)
+    unranked: Literal["keep", "drop"]
+
+
 class CodexLeaks(_Strict):
     resource: str
     samples_per_prompt: int = Field(ge=1)
     zh_share: float = Field(ge=0, le=1)
     sampling: Sampling
+    filter: CodexLeaksFilter
     by_family: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
@@ -409,6 +419,7 @@ class CodeBreaker(_Strict):
 
 
 class Baselines(_Strict):
+    protocol: Literal["published", "shared"]       # the baselines' verification (testleak/baselines/published.py)
     attributes: str
     completion: Completion
     codexleaks: CodexLeaks
@@ -498,6 +509,10 @@ class Settings(_Strict):
         for entity, attr in self.presidio.entities.items():
             if attr is not None and attr not in self.taxonomy.attributes:
                 raise _rule(f"presidio.entities.{entity}", attr, "an attribute of the taxonomy, or null (unmapped)")
+        ref = self.baselines.codexleaks.filter.reference
+        if ref != "zlib" and ref not in self.library.division.models:
+            raise _rule("baselines.codexleaks.filter.reference", ref,
+                        f"zlib or a key of library.division.models ({', '.join(self.library.division.models)})")
         if self.budget.usd is not None:
             for role in ("questioner", "model", "judge"):
                 m = getattr(self, role)

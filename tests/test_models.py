@@ -19,7 +19,7 @@ ATTRS = list(compose_dict([])["taxonomy"]["attributes"])
 def test_one_model_keeps_the_run_names_and_carries_the_model_group():
     cfg = compose_dict(["model=gpt-4o"])
     runs = cfg["experiment"]["runs"]
-    assert list(runs) == ["ours", "codexleaks", "codebreaker"]        # experiment=quick, as before
+    assert list(runs) == ["ours", "codexleaks", "codebreaker", "codexleaks_shared", "codebreaker_shared"]  # experiment=quick
     assert all(spec["model"] == cfg["model"] for spec in runs.values())
     assert run_model(cfg, "codexleaks")["name"] == "gpt-4o"
     assert cfg["experiment"]["library_from"] == {"ours": {"library": LIB}}

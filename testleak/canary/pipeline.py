@@ -257,7 +257,7 @@ def run_one(params: Mapping, paths, run: str, kind: str, key: str, model_cfg: Ma
     if spec.get("ablation"):
         spec["ablation"] = ablation_config(spec["ablation"])
     p["experiment"] = dict(p["experiment"])
-    p["experiment"]["runs"] = {run: {**{k: v for k, v in spec.items() if k in ("method", "round", "library", "ablation")},
+    p["experiment"]["runs"] = {run: {**{k: v for k, v in spec.items() if k in ("method", "round", "library", "ablation", "verification")},
                                      "model": dict(model_cfg)}}
     p["verifier"] = {**(p.get("verifier") or {}), "judge_mode": str(cfg.get("judge_mode", "rules")), "backend": "local"}
     p["review"] = {"policy": "auto", "reviewers": []}

@@ -1,7 +1,7 @@
 """Write every report under reports/ (paper Sec. 6: Tables 2-4, Figure 1, and the paper side
 by side). Inputs are masked metrics only, so no raw candidate value can reach a report.
 
-Files: table2.{md,csv}, table3.{md,csv}, table4.{md,csv}, figure1.{md,csv,png},
+Files: table2.{md,csv}, table3.{md,csv}, table4.{md,csv}, table8.{md,csv} (baselines), figure1.{md,csv,png},
 paper_comparison.md. Each Markdown file names the model, experiment, verifier backend and
 review policy it was produced with; results under review policy ``auto`` carry
 "(unreviewed)" in every table and figure title.
@@ -19,8 +19,9 @@ from .comparison import UNREVIEWED, paper_comparison, review_label
 from .figures import figure1_png
 from .markdown import NOT_RUN, md_table, write_csv
 from .paper import load_paper_results
+from ..config import run_protocol
 from .tables import (ablation_reference, ablation_rows, ablation_table, multi_model, runs_frame, table2, table3, table4,
-                     with_means)
+                     table8, with_means)
 
 TABLE2_NOTE = ("Test case = one test of one answer (a baseline response is one test case); test cases = test cases of "
                "the responses carrying the attribute (responses that failed with status error carry none); accepted = "
@@ -33,6 +34,14 @@ TABLE3_NOTE = ("LP>=L: share of test cases with at least L distinct confirmed el
                "baseline response is one test case. Denominator: the category's test cases (Table 2's test cases "
                "summed over its attributes).\n\n")
 
+TABLE8_NOTE = ("Per baseline run (its verification protocol in parentheses, `baselines.protocol` or the run's "
+               "`verification`): prompts / test cases = responses whose prompt targets the attribute (one response "
+               "is one test case; counts of responses); after filter = candidates kept before the search "
+               "(`published`: CodexLeaks' blind membership-inference filter then the values of the kept responses, "
+               "or Codebreaker's Presidio entities mapped to the attribute, nothing removed by our judge; `shared`: "
+               "ExtractPII + our format rules + judge LLM); in window = candidates with 1 <= k <= 100 corpus hits; "
+               "confirmed = distinct confirmed (attribute, value) pairs. All four are counts. Paper columns: "
+               "{paper}\n\n")
 
 MEANS_NOTE = ("Several test models: each model's row, then each family's mean over its models (family: `family` of "
               "the model's config) and the mean over the families, as the paper reports (Sec. 6.2: 92.6 confirmed = "
@@ -118,6 +127,10 @@ def build_reports(
          note=TABLE2_NOTE + note_means)
     emit("table3", "Table 3: leakage levels per method and category", *table3(frame, means, taxonomy),
          note=TABLE3_NOTE + note_means)
+    protocols = {r: run_protocol(params, r) for r in params["experiment"]["runs"]}
+    p8 = paper.get("table8") or {}
+    emit("table8", "Table 8: step-wise results of the baselines per attribute", *table8(runs, metrics, taxonomy, protocols, p8),
+         note=TABLE8_NOTE.format(paper=p8.get("note", "not transcribed")))
     ablation = ablation_table(runs, metrics)
     scores = ablation_rows(ablation)
     reference = ", ".join(f"`{ablation_reference(runs[runs['model'] == m])}`" for m in dict.fromkeys(runs["model"]))
