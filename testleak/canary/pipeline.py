@@ -70,7 +70,7 @@ def _canary_cfg(params: Mapping) -> dict:
     if not c:
         raise ConfigError("params has no `canary` section: add `canary: default` to conf/config.yaml defaults "
                           "(or compose with +canary=default)")
-    return dict(c)
+    return c  # not a copy: a stage reads (and DVC tracks) only the canary keys it uses
 
 
 # -- stage canary_corpus ---------------------------------------------------------------------
@@ -189,7 +189,7 @@ def run_finetune(params: Mapping, paths, model_loader=None, log=print) -> dict:
     load_s = time.perf_counter() - t0
     torch.set_num_threads(max(1, settings.threads))
     before = memorization(model, tok, probes)
-    ex_cfg = dict(cfg.get("exposure") or {})
+    ex_cfg = cfg.get("exposure") or {}
     n_alt, batch_tokens = int(ex_cfg.get("alternatives", 1000)), int(ex_cfg.get("batch_tokens", 512))
     planted = {t["value"] for t in truth}
     alts = {t["id"]: alternatives(t, n_alt, int(cfg["seed"]), exclude=planted) for t in truth}
