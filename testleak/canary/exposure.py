@@ -16,7 +16,8 @@ of ~10 bits.)
 Alternatives:
 - Faker canaries (``source: faker``): ``make_value(attribute, seed)`` with seeds drawn from a
   stream seeded by the canary's id and the canary seed: the same generator, hence the same
-  format distribution as the canary.
+  format distribution as the canary (a generator that mixes shapes mixes them in the
+  alternatives too: secret keys come as AWS, OpenAI and GitHub shapes, cards of four networks).
 - User-supplied canaries (``source: spec``) have no generator: each alternative keeps the
   canary's shape (every digit replaced by a random digit, every ASCII lower/upper case letter by
   a random one of the same case, everything else kept). This is the secret sharer's format

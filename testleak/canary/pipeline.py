@@ -111,7 +111,7 @@ def make_canary_corpus(params: Mapping, paths, files=None) -> dict:
     write_corpus(texts, cp.corpus)
     write_corpus({(f.repo, f.path): f.text for f in src}, cp.original)
     write_jsonl(cp.ground_truth, ({"schema": CANARY_SCHEMA, **t} for t in truth))
-    stats = {"canaries": len(truth), "files": len(src), "files_with_canaries": len({t["file"] for t in truth}),
+    stats = {"canaries": len(truth), "files": len(src), "files_with_canaries": len({c["file"] for t in truth for c in t["copies"]}),
              "attributes": len({t["attribute"] for t in truth}),
              "by_attribute": {a: sum(1 for t in truth if t["attribute"] == a) for a in sorted({t["attribute"] for t in truth})},
              "by_context": {c: sum(1 for t in truth if t["context_type"] == c) for c in sorted({t["context_type"] for t in truth})},
