@@ -428,8 +428,10 @@ def test_canary_report_recall_per_duplication_level_and_exposure_band(tmp_path):
                    ("codebreaker", ">=5"): ("1", "5"),
                    ("ours_c", "<2"): ("0", "8")}               # control runs: banded by the control exposure
     md = (tmp_path / "canary/canary.md").read_text(encoding="utf-8")
-    assert "| ours | 1/4 25% [0%, 75%] | 4/4 100% [100%, 100%] |" in md
-    assert "| ours | 0/2 0% [0%, 0%] | 0/1 0% [0%, 0%] | 5/5 100% [100%, 100%] |" in md
+    assert "| ours | tuned | 1/4 25% [0%, 75%] | 4/4 100% [100%, 100%] |" in md
+    assert "| (memorized) | tuned | 1/4 | 4/4 |" in md
+    assert "| ours | tuned | 0/2 0% [0%, 0%] | 0/1 0% [0%, 0%] | 5/5 100% [100%, 100%] |" in md
+    assert "| ours_c | control | 0/8 0% [0%, 0%] |  |  |" in md
     assert "| 1 | 4 | 3.25 | 0.50 |" in md and "| 4 | 4 | 9.00 | 0.50 |" in md    # mean exposure per level
     # exact McNemar on the tuned pair: only-ours 4 (c3-c6), only-codebreaker 1 (c0): p = 2 * 6/32 = 0.375
     assert "| tuned | ours | codebreaker | 1 | 4 | 1 | 2 | 0.375 |" in md

@@ -162,21 +162,22 @@ def group_recall(results: Sequence[Mapping], truth: Sequence[Mapping], group_of,
 def _group_table(rows: Sequence[Mapping], column: str, extra: str | None = None) -> list[str]:
     """Markdown: one row per run, one column per group value."""
     groups = list(dict.fromkeys(r[column] for r in rows))
-    runs = list(dict.fromkeys(r["run"] for r in rows))
-    cell = {(r["run"], r[column]): r for r in rows}
-    out = ["| run | " + " | ".join(f"{column} {g}" for g in groups) + " |", "|---|" + "---|" * len(groups)]
-    for run in runs:
+    runs = list(dict.fromkeys((r["run"], r["model"]) for r in rows))
+    cell = {(r["run"], r["model"], r[column]): r for r in rows}
+    out = ["| run | model | " + " | ".join(f"{column} {g}" for g in groups) + " |",
+           "|---|---|" + "---|" * len(groups)]
+    for run, model in runs:
         cells = []
         for g in groups:
-            c = cell.get((run, g))
+            c = cell.get((run, model, g))
             cells.append("" if c is None else f"{c['recovered']}/{c['planted']} {c['recall']:.0%} "
                          f"[{c['recall_ci_low']:.0%}, {c['recall_ci_high']:.0%}]")
-        out.append(f"| {run} | " + " | ".join(cells) + " |")
+        out.append(f"| {run} | {model} | " + " | ".join(cells) + " |")
     if extra and rows and rows[0].get(extra) != "":
         first = {}
         for r in rows:
             first.setdefault(r[column], r)
-        out.append(f"| ({extra}) | " + " | ".join(f"{first[g][extra]}/{first[g]['planted']}" for g in groups) + " |")
+        out.append(f"| ({extra}) | tuned | " + " | ".join(f"{first[g][extra]}/{first[g]['planted']}" for g in groups) + " |")
     return out
 
 
