@@ -267,13 +267,14 @@ def test_spec_reports_every_bad_line_with_file_line_and_expectation(tmp_path):
         {"value": "jane.doe1987@example.org", "attribute": "email", "colour": "red"},  # 11 unknown key
         "",                                                                    # 12 blank: skipped
         [1, 2],                                                                # 13 not an object
+        {"value": "AKIA-7QZ3-EXAMPLE-2KEYX", "attribute": "secret_key"},       # 14 = line 1 once compacted
     ])
     with pytest.raises(ConfigError) as e:
         read_spec(p, TAX["attributes"])
     lines = str(e.value).splitlines()
-    assert lines[0] == "canary.spec: 11 bad line(s):"
+    assert lines[0] == "canary.spec: 12 bad line(s):"
     bad = [int(x.split(":")[1]) for x in lines[1:]]
-    assert bad == [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13]
+    assert bad == [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 14]
     assert all(x.startswith(f"{p}:") and "expected" in x for x in lines[1:])
     assert "line 1" in lines[4] and "duplication" in lines[4] and "line 1" in lines[5]
     assert secret not in str(e.value) and "AKIA7QZ3" not in str(e.value)      # values are never shown

@@ -16,7 +16,8 @@ skipped; any other line that is not a valid entry is an error.
 
 Validation reads the whole file and reports every bad line, one per line of the message
 (``file:line: what is wrong; expected ...``), before anything is planted. Values that repeat
-or contain another line's value are errors (a recovery would count twice), and so are values
+or contain another line's value (also after removing spaces, dashes, dots and parentheses, as
+the recall matcher compares) are errors (a recovery would count twice), and so are values
 already present in the untouched corpus (checked by the planting step, which knows the corpus).
 """
 
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Mapping
 
 from ..errors import ConfigError
+from .recall import MIN_COMPACT, compact
 
 PLACEHOLDER = "{{value}}"
 KEYS = ("value", "attribute", "context", "duplication")
@@ -95,7 +97,7 @@ def read_spec(path, attributes: Mapping) -> list[dict]:
             problems.append(f"{where}: value repeats line {first_line[value]}; expected every canary once "
                             f"(use \"duplication\" to plant copies)")
             continue
-        clash = next((m for v, m in first_line.items() if v in value or value in v), None)
+        clash = next((m for v, m in first_line.items() if _overlap(v, value)), None)
         if clash is not None:
             problems.append(f"{where}: value contains, or is contained in, the value of line {clash}; expected "
                             f"values that do not overlap (a recovery of one would count for both)")
@@ -107,6 +109,15 @@ def read_spec(path, attributes: Mapping) -> list[dict]:
     if not entries:
         raise ConfigError(f"canary.spec={path}: no canary in the file; expected at least one JSON object line")
     return entries
+
+
+def _overlap(a: str, b: str) -> bool:
+    """Would a recovery of one count for the other (testleak.canary.recall.match_canary: containment,
+    also after removing spaces, dashes, dots and parentheses)?"""
+    if a in b or b in a:
+        return True
+    ca, cb = compact(a), compact(b)
+    return min(len(ca), len(cb)) >= MIN_COMPACT and (ca in cb or cb in ca)
 
 
 def _check_context(context, value: str) -> str | None:
