@@ -152,7 +152,23 @@ def _runs_resolver(what: str, *, _root_):
     return OmegaConf.create(unroll_runs(protocol or {}, models or {}, default_model, libraries or [])[what])
 
 
+# -- the canary spec file as a DVC dep ------------------------------------------------------------
+# conf/canary/default.yaml writes ``spec_dep: ${testleak_spec_dep:${canary.spec}}``: the spec file
+# when ``canary.spec`` is set, else the example spec shipped with testleak (a file that always
+# exists: DVC needs a path, and dvc.yaml is templated, not regenerated per experiment). Stage
+# canary_corpus depends on ``${canary.spec_dep}`` (testleak/graph.py), so editing the spec file
+# reruns the corpus and everything after it.
+SPEC_DEP_RESOLVER = "testleak_spec_dep"
+SPEC_EXAMPLE = "testleak/resources/canary_spec.example.jsonl"
+
+
+def _spec_dep_resolver(spec) -> str:
+    return str(spec) if spec not in (None, "") else SPEC_EXAMPLE
+
+
 def register_resolvers() -> None:
+    if not OmegaConf.has_resolver(SPEC_DEP_RESOLVER):
+        OmegaConf.register_new_resolver(SPEC_DEP_RESOLVER, _spec_dep_resolver)
     if not OmegaConf.has_resolver(RESOLVER):
         OmegaConf.register_new_resolver(RESOLVER, _settings_resolver)
     if not OmegaConf.has_resolver(RUNS_RESOLVER):

@@ -160,22 +160,27 @@ def declarations(paths: Paths | None = None) -> list[Stage]:
                   "figure1.csv", "figure1.png", "figure1.md", "paper_comparison.md")]),
         # Ground truth by planted canaries (beyond the paper): enabled by experiment=canary
         # (experiment.canary: [calibration]); empty in the other experiments.
+        # canary.spec_dep: the user's spec file (canary.spec) or, without one, the example spec
+        # (testleak/config.py, SPEC_DEP_RESOLVER): a path DVC can always hash.
         Stage("canary_corpus", foreach=canary,
-              params=["canary.n", "canary.seed", "canary.files", "canary.file_bytes", "canary.attributes",
+              params=["canary.spec", "canary.spec_dep", "canary.duplication", "canary.n", "canary.seed",
+                      "canary.files", "canary.file_bytes", "canary.attributes",
                       "canary.check_index", "taxonomy", "verifier.local.extensions"],
-              deps=["pyproject.toml", r(paths.index)],
+              deps=["pyproject.toml", r(paths.index), "${canary.spec_dep}"],
               outs=[r(paths.canary / d) for d in ("corpus", "original", "ground_truth.jsonl", "stats.json")]),
         Stage("finetune", foreach=canary,
-              params=["model", "canary.seed", "canary.finetune", "canary.gguf_type"],
+              params=["model", "canary.seed", "canary.finetune", "canary.gguf_type", "canary.exposure.alternatives",
+                      "canary.exposure.batch_tokens"],
               deps=[r(paths.canary / "corpus"), r(paths.canary / "ground_truth.jsonl")],
               outs=[r(paths.canary / "model"), r(paths.canary / "memorization.jsonl")],
               metrics=[_nocache("metrics/canary_finetune.json")]),
         Stage("canary_report", foreach=canary,
-              params=["experiment", "canary.models", "canary.judge_mode", "model", "questioner", "judge", "verifier",
-                      "library", "baselines", "presidio", "taxonomy", "seed"],
+              params=["experiment", "canary.models", "canary.judge_mode", "canary.exposure.bands", "model", "questioner",
+                      "judge", "verifier", "library", "baselines", "presidio", "taxonomy", "seed"],
               deps=[res("codexleaks.yaml"), res("codebreaker.yaml"), res("placeholders.yaml"),
                     r(paths.library("prior"))]
-              + [r(paths.canary / d) for d in ("model", "corpus", "original", "ground_truth.jsonl")],
+              + [r(paths.canary / d) for d in ("model", "corpus", "original", "ground_truth.jsonl", "memorization.jsonl")]
+              + ["metrics/canary_finetune.json"],
               outs=[r(paths.canary / d) for d in ("index.sqlite", "questions.jsonl", "runs")]
               + [_nocache(r(paths.reports / "canary"))],
               metrics=[_nocache("metrics/canary.json")]),

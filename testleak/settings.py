@@ -448,7 +448,23 @@ class Finetune(_Strict):
     eval_every: int = Field(ge=0)
 
 
+class CanaryExposure(_Strict):
+    alternatives: int = Field(ge=1)          # R same-format alternatives per canary (testleak/canary/exposure.py)
+    batch_tokens: int = Field(ge=16)         # continuation tokens per scoring batch
+    bands: list[float] = Field(min_length=1)  # report: exposure band edges in bits, increasing
+
+    @model_validator(mode="after")
+    def _increasing(self):
+        if any(b <= a for a, b in zip(self.bands, self.bands[1:])) or any(b < 0 for b in self.bands):
+            raise _rule("bands", self.bands, "increasing band edges >= 0 (bits), e.g. [2, 5, 8]")
+        return self
+
+
 class Canary(_Strict):
+    spec: str | None = None                  # JSONL of user canaries (testleak/canary/spec.py); null = Faker
+    spec_dep: str = Field(min_length=1)      # DVC dep of canary_corpus: the spec, else the example (testleak/config.py)
+    duplication: list[Annotated[int, Field(ge=1)]] = Field(min_length=1)
+    exposure: CanaryExposure
     n: int = Field(ge=1)
     seed: int
     files: int = Field(ge=1)
@@ -459,6 +475,19 @@ class Canary(_Strict):
     gguf_type: str
     models: list[Literal["tuned", "control"]] = Field(min_length=1)
     judge_mode: Literal["rules", "judge", "both"]
+
+    @model_validator(mode="after")
+    def _spec_file(self, info):
+        ctx = info.context or {}
+        if self.spec is not None:
+            root = Path(ctx.get("root") or ".")
+            p = Path(self.spec) if Path(self.spec).is_absolute() else root / self.spec
+            if not self.spec.strip():
+                raise _rule("spec", self.spec, "a path to a JSONL file of canaries, or null (Faker canaries)")
+            if ctx.get("check_files", True) and not p.is_file():
+                raise _rule("spec", self.spec, "an existing JSONL file of canaries (relative to the project root), "
+                                               "or null (Faker canaries)")
+        return self
 
 
 # ----------------------------------------------------------------------------- presidio
