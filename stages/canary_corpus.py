@@ -2,9 +2,11 @@
 
     python -m stages.canary_corpus
 
-Reads params: canary (n, seed, files, file_bytes, attributes, check_index), taxonomy,
-verifier.local.extensions. Writes data/canary/corpus/<repo>/<path> (the planted files),
-data/canary/ground_truth.jsonl (canary/1: id, attribute, value, context, file, line, ...),
+Reads params: canary (spec, spec_dep, duplication, n, seed, files, file_bytes, attributes,
+check_index), taxonomy, verifier.local.extensions; the spec file when canary.spec is set
+(validated line by line, testleak.canary.spec). Writes data/canary/corpus/<repo>/<path> (the planted files),
+data/canary/ground_truth.jsonl (canary/2: id, attribute, value, source, duplication, context,
+copies [{file, line}], ...),
 data/canary/original/<repo>/<path> (the untouched sampled files, for the control counts) and
 data/canary/stats.json. Prints counts only (no raw values).
 """

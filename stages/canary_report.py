@@ -4,10 +4,12 @@
     python -m stages.canary_report --report   # only recompute the report from existing runs
 
 Reads params: experiment (runs; a run may carry ``ablation: <conf/ablation name>``),
-canary (models, judge_mode), model, questioner, judge, verifier, taxonomy, library, baselines.
-Reads data/canary/{ground_truth.jsonl,corpus/,original/,model/model.json}. Writes
+canary (models, judge_mode, exposure.bands), model, questioner, judge, verifier, taxonomy, library, baselines.
+Reads data/canary/{ground_truth.jsonl,corpus/,original/,model/model.json,memorization.jsonl}
+and metrics/canary_finetune.json. Writes
 data/canary/index.sqlite, data/canary/questions.jsonl, data/canary/runs/canary_<model>_<run>/*,
-reports/canary/{canary.md,recall.csv,by_attribute.csv,curves.csv,recall_curves.png} and
+reports/canary/{canary.md,recall.csv,by_attribute.csv,by_duplication.csv,by_exposure.csv,curves.csv,
+paired_tests.csv,recall_curves.png} and
 metrics/canary.json. Exits 1 when the control model recovered a canary (a bug).
 """
 

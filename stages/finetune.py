@@ -2,11 +2,13 @@
 
     python -m stages.finetune
 
-Reads params: model (base GGUF), canary (seed, finetune.*, gguf_type). Reads
+Reads params: model (base GGUF), canary (seed, finetune.*, gguf_type, exposure.alternatives,
+exposure.batch_tokens). Reads
 data/canary/{ground_truth.jsonl,corpus/}. Writes data/canary/model/tuned.gguf (+ .sha256
 stamp), data/canary/model/model.json (model config serving it through the gateway),
-data/canary/memorization.jsonl (per canary, before/after; no raw values) and
-metrics/canary_finetune.json (loss per epoch, seconds per step, tokens/s, memorization).
+data/canary/memorization.jsonl (per canary, before/after, duplication, exposure and rank under
+the tuned and the control model; no raw values) and metrics/canary_finetune.json (loss per
+epoch, seconds per step, tokens/s, memorization per duplication level, exposure timing).
 """
 
 from __future__ import annotations

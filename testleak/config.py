@@ -152,7 +152,23 @@ def _runs_resolver(what: str, *, _root_):
     return OmegaConf.create(unroll_runs(protocol or {}, models or {}, default_model, libraries or [])[what])
 
 
+# -- the canary spec file as a DVC dep ------------------------------------------------------------
+# conf/canary/default.yaml writes ``spec_dep: ${testleak_spec_dep:${canary.spec}}``: the spec file
+# when ``canary.spec`` is set, else the example spec shipped with testleak (a file that always
+# exists: DVC needs a path, and dvc.yaml is templated, not regenerated per experiment). Stage
+# canary_corpus depends on ``${canary.spec_dep}`` (testleak/graph.py), so editing the spec file
+# reruns the corpus and everything after it.
+SPEC_DEP_RESOLVER = "testleak_spec_dep"
+SPEC_EXAMPLE = "testleak/resources/canary_spec.example.jsonl"
+
+
+def _spec_dep_resolver(spec) -> str:
+    return str(spec) if spec not in (None, "") else SPEC_EXAMPLE
+
+
 def register_resolvers() -> None:
+    if not OmegaConf.has_resolver(SPEC_DEP_RESOLVER):
+        OmegaConf.register_new_resolver(SPEC_DEP_RESOLVER, _spec_dep_resolver)
     if not OmegaConf.has_resolver(RESOLVER):
         OmegaConf.register_new_resolver(RESOLVER, _settings_resolver)
     if not OmegaConf.has_resolver(RUNS_RESOLVER):
@@ -198,8 +214,16 @@ def compose(overrides: Sequence[str] = (), conf_dir: str | os.PathLike | None = 
     return cfg
 
 
-def compose_dict(overrides: Sequence[str] = (), conf_dir=None) -> dict:
-    return OmegaConf.to_container(compose(overrides, conf_dir), resolve=True)
+def compose_dict(overrides: Sequence[str] = (), conf_dir=None, check_files: bool = True) -> dict:
+    """:func:`compose` resolved to plain containers (``validated_by`` does not validate again:
+    ``compose`` just did, with ``check_files``)."""
+    global _composing
+    cfg = compose(overrides, conf_dir, check_files=check_files)
+    _composing += 1
+    try:
+        return OmegaConf.to_container(cfg, resolve=True)
+    finally:
+        _composing -= 1
 
 
 def dump_params(cfg: DictConfig | dict, path: str | os.PathLike) -> None:
@@ -257,6 +281,23 @@ def run_model(params, run: str) -> dict:
         raise ConfigError(f"run {run!r} names no model (experiment.runs.{run}.model): recompose params.yaml "
                           "with `testleak params` (runs carry their model since experiments list models)")
     return dict(spec["model"])
+
+
+#: the baselines' verification protocols (``baselines.protocol``, testleak/baselines/published.py)
+BASELINE_PROTOCOLS = ("published", "shared")
+BASELINE_METHODS = ("codexleaks", "codebreaker")
+
+
+def run_protocol(params, run: str) -> str:
+    """``published`` or ``shared`` for ``run``: ``shared`` for method ``ours``; for a baseline,
+    the run entry's ``verification`` if set, else ``baselines.protocol`` (default published)."""
+    spec = run_spec(params, run)
+    if spec.get("method") not in BASELINE_METHODS:
+        return "shared"
+    p = spec.get("verification") or (params.get("baselines") or {}).get("protocol", "published")
+    if p not in BASELINE_PROTOCOLS:
+        raise ConfigError(f"baselines.protocol = {p!r}: expected one of {', '.join(BASELINE_PROTOCOLS)}")
+    return p
 
 
 def run_spec(params, run: str, runs_key: str = "runs") -> dict:

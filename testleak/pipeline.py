@@ -19,6 +19,7 @@ from contextlib import contextmanager, nullcontext
 from typing import Any, Iterable, Iterator, Mapping
 
 from . import methods
+from .baselines.published import PUBLISHED, passthrough_verdicts, run_protocol
 from .config import run_model, run_spec
 from .errors import ConfigError
 from .elicit.responses import ElicitSettings
@@ -107,8 +108,8 @@ def review_labels(params: Mapping, paths: Paths) -> list[dict]:
 @contextmanager
 def judge_gateway(params: Mapping, paths: Paths, run: str | None = None) -> Iterator[Any]:
     """The judge LLM's gateway (its calls logged for stage ``judged`` of ``run``), or None
-    when ``verifier.judge_mode`` is ``rules``."""
-    if judge_mode(params.get("verifier") or {}) == "rules":
+    when ``verifier.judge_mode`` is ``rules`` or the run is a baseline verified as published."""
+    if judge_mode(params.get("verifier") or {}) == "rules" or (run is not None and run_protocol(params, run) == "published"):
         with nullcontext(None) as gw:
             yield gw
     else:
@@ -145,14 +146,28 @@ def _spend(gateway) -> dict:
     return meter.summary() if meter is not None else {}
 
 
-def candidates(params: Mapping, run: str, responses: Iterable[dict]) -> tuple[list[dict], dict]:
-    """ExtractPII over the responses (deterministic)."""
-    cands, stats = candidates_from_responses(responses, Taxonomy.from_config(params))
-    return cands, {"run": run, **stats}
+def candidates(params: Mapping, run: str, responses: Iterable[dict], models_dir=None) -> tuple[list[dict], dict]:
+    """The run's candidate values: ExtractPII over the responses (deterministic), or, for a
+    baseline under ``baselines.protocol: published`` (:func:`run_protocol`), the baseline's own
+    published filter/verifier (``PUBLISHED`` of :mod:`testleak.baselines.published`: CodexLeaks'
+    membership-inference filter, Codebreaker's Presidio NER). ``models_dir``:
+    where a reference model of CodexLeaks' filter is assembled (default ``Paths().models``)."""
+    proto = run_protocol(params, run)
+    own = PUBLISHED.get(methods.get(run_spec(params, run).get("method")).name)
+    if proto == "published" and own is not None:
+        cands, stats = own(params, list(responses), models_dir or Paths().models)
+    else:
+        cands, stats = candidates_from_responses(responses, Taxonomy.from_config(params))
+    return cands, {"run": run, "protocol": proto, **stats}
 
 
 def judged(params: Mapping, run: str, candidates: Iterable[dict], gateway, fragments: Mapping) -> tuple[list[dict], dict]:
-    """Format rules and/or the judge LLM (``verifier.judge_mode``: rules | judge | both)."""
+    """Format rules and/or the judge LLM (``verifier.judge_mode``: rules | judge | both); a
+    baseline under ``baselines.protocol: published`` passes every candidate through (its own
+    filter ran at the candidates stage; ``gateway`` may be None)."""
+    if run_protocol(params, run) == "published":
+        verdicts = passthrough_verdicts(candidates, run)
+        return verdicts, {"run": run, "mode": "published", "judge_model": None, **summarize_verdicts(verdicts)}
     ver = params.get("verifier") or {}
     mode = judge_mode(ver)
     jcfg = ver.get("judge") or {}
@@ -242,7 +257,7 @@ def run_chain(params: Mapping, paths: Paths, run: str, backend, questions: list[
     with open_gateway(run_model(params, run), paths=paths, attribution={"stage": "responses", "run": run}) as gw:
         resps, out["responses"] = responses(params, run, gw, questions, library)
     write_artifact(paths, "responses", run, resps, out["responses"])
-    cands, out["candidates"] = candidates(params, run, resps)
+    cands, out["candidates"] = candidates(params, run, resps, paths.models)
     write_artifact(paths, "candidates", run, cands, out["candidates"])
     with judge_gateway(params, paths, run) as jgw:
         verdicts, out["judged"] = judged(params, run, cands, jgw, judge_fragments(params, paths))

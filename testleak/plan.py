@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from . import methods, pipeline
-from .config import run_model
+from .config import run_model, run_protocol
 from .elicit import generate_questions
 from .elicit.questions import generic_questions, question_prompt
 from .elicit.responses import ElicitSettings
@@ -233,8 +233,9 @@ def plan(params: Mapping, paths: Paths | None = None, env: Mapping[str, str] | N
                     r["calls_max"], r["calls"] = r["calls"], keep
                     r["basis"] += f"; test turns per code turn: {share[1]} (estimate; at most {r['calls_max']})"
         rows += run_rows
-        # judged@RUN: one call per (rule-passing) candidate: depends on the model's output
-        if mode == "rules":
+        # judged@RUN: one call per (rule-passing) candidate: depends on the model's output; none for
+        # a baseline verified as published (its own filter, no judge: testleak/baselines/published.py)
+        if mode == "rules" or run_protocol(params, run) == "published":
             continue
         responses_n = sum(r["status"] == "ok" for r in recs)
         per = history.ratio(("judged", "judge"), ("responses", RESPONSE_PURPOSES), run)

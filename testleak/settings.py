@@ -150,6 +150,8 @@ class RunPlan(_Strict):
     library: str = Field(min_length=1)
     # the flags, resolved at composition (conf/experiment: '${ablation}' or '${experiment.ablations.X}')
     ablation: AblationFlags | None = None
+    # a baseline run's verification protocol; None: baselines.protocol
+    verification: Literal["published", "shared"] | None = None
 
 
 class Run(RunPlan):
@@ -367,11 +369,19 @@ class Completion(_Strict):
     user: str
 
 
+class CodexLeaksFilter(_Strict):
+    """CodexLeaks' blind membership-inference filter (testleak/baselines/published.py)."""
+    reference: str = Field(min_length=1)           # zlib | a key of library.division.models
+    top_share: float = Field(gt=0, le=1)
+    unranked: Literal["keep", "drop"]
+
+
 class CodexLeaks(_Strict):
     resource: str
     samples_per_prompt: int = Field(ge=1)
     zh_share: float = Field(ge=0, le=1)
     sampling: Sampling
+    filter: CodexLeaksFilter
     by_family: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
@@ -409,6 +419,7 @@ class CodeBreaker(_Strict):
 
 
 class Baselines(_Strict):
+    protocol: Literal["published", "shared"]       # the baselines' verification (testleak/baselines/published.py)
     attributes: str
     completion: Completion
     codexleaks: CodexLeaks
@@ -437,7 +448,23 @@ class Finetune(_Strict):
     eval_every: int = Field(ge=0)
 
 
+class CanaryExposure(_Strict):
+    alternatives: int = Field(ge=1)          # R same-format alternatives per canary (testleak/canary/exposure.py)
+    batch_tokens: int = Field(ge=16)         # continuation tokens per scoring batch
+    bands: list[float] = Field(min_length=1)  # report: exposure band edges in bits, increasing
+
+    @model_validator(mode="after")
+    def _increasing(self):
+        if any(b <= a for a, b in zip(self.bands, self.bands[1:])) or any(b < 0 for b in self.bands):
+            raise _rule("bands", self.bands, "increasing band edges >= 0 (bits), e.g. [2, 5, 8]")
+        return self
+
+
 class Canary(_Strict):
+    spec: str | None = None                  # JSONL of user canaries (testleak/canary/spec.py); null = Faker
+    spec_dep: str = Field(min_length=1)      # DVC dep of canary_corpus: the spec, else the example (testleak/config.py)
+    duplication: list[Annotated[int, Field(ge=1)]] = Field(min_length=1)
+    exposure: CanaryExposure
     n: int = Field(ge=1)
     seed: int
     files: int = Field(ge=1)
@@ -448,6 +475,19 @@ class Canary(_Strict):
     gguf_type: str
     models: list[Literal["tuned", "control"]] = Field(min_length=1)
     judge_mode: Literal["rules", "judge", "both"]
+
+    @model_validator(mode="after")
+    def _spec_file(self, info):
+        ctx = info.context or {}
+        if self.spec is not None:
+            root = Path(ctx.get("root") or ".")
+            p = Path(self.spec) if Path(self.spec).is_absolute() else root / self.spec
+            if not self.spec.strip():
+                raise _rule("spec", self.spec, "a path to a JSONL file of canaries, or null (Faker canaries)")
+            if ctx.get("check_files", True) and not p.is_file():
+                raise _rule("spec", self.spec, "an existing JSONL file of canaries (relative to the project root), "
+                                               "or null (Faker canaries)")
+        return self
 
 
 # ----------------------------------------------------------------------------- presidio
@@ -498,6 +538,10 @@ class Settings(_Strict):
         for entity, attr in self.presidio.entities.items():
             if attr is not None and attr not in self.taxonomy.attributes:
                 raise _rule(f"presidio.entities.{entity}", attr, "an attribute of the taxonomy, or null (unmapped)")
+        ref = self.baselines.codexleaks.filter.reference
+        if ref != "zlib" and ref not in self.library.division.models:
+            raise _rule("baselines.codexleaks.filter.reference", ref,
+                        f"zlib or a key of library.division.models ({', '.join(self.library.division.models)})")
         if self.budget.usd is not None:
             for role in ("questioner", "model", "judge"):
                 m = getattr(self, role)

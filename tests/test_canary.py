@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -238,3 +239,221 @@ def test_gguf_write_back_round_trip(tmp_path):
         write_tuned_gguf(src, tmp_path / "x.gguf", {"blk.9.attn_q.weight": new_q})
     with pytest.raises(ConfigError, match="output type"):
         write_tuned_gguf(src, tmp_path / "x.gguf", {}, out_type="q4")
+
+
+# -- issue 15: user-supplied canaries, duplication levels, exposure --------------------------------
+def _spec(tmp_path, lines, name="spec.jsonl"):
+    import json as _json
+    p = tmp_path / name
+    p.write_text("\n".join(x if isinstance(x, str) else _json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    return p
+
+
+def test_spec_reports_every_bad_line_with_file_line_and_expectation(tmp_path):
+    from testleak.canary.spec import read_spec
+
+    secret = "s3cr3t-Value-XYZ"
+    p = _spec(tmp_path, [
+        {"value": "AKIA7QZ3EXAMPLE2KEYX", "attribute": "secret_key"},          # 1 ok
+        "{not json",                                                           # 2
+        {"value": "abc", "attribute": "email"},                                 # 3 too short
+        {"value": "jane.doe1987@example.org", "attribute": "shoe_size"},        # 4 attribute
+        {"value": "AKIA7QZ3EXAMPLE2KEYX", "attribute": "secret_key"},          # 5 repeat of 1
+        {"value": "xAKIA7QZ3EXAMPLE2KEYXx", "attribute": "secret_key"},        # 6 contains 1
+        {"value": "jane.doe1987@example.org", "attribute": "email", "duplication": 0},  # 7
+        {"value": "jane.doe1987@example.org", "attribute": "email", "context": "X = 1\n"},  # 8 no placeholder
+        {"value": "jane.doe1987@example.org", "attribute": "email", "context": "X = ({{value}}\n"},  # 9 syntax
+        {"value": secret + "'", "attribute": "password"},                      # 10 quote, built-in context
+        {"value": "jane.doe1987@example.org", "attribute": "email", "colour": "red"},  # 11 unknown key
+        "",                                                                    # 12 blank: skipped
+        [1, 2],                                                                # 13 not an object
+        {"value": "AKIA-7QZ3-EXAMPLE-2KEYX", "attribute": "secret_key"},       # 14 = line 1 once compacted
+    ])
+    with pytest.raises(ConfigError) as e:
+        read_spec(p, TAX["attributes"])
+    lines = str(e.value).splitlines()
+    assert lines[0] == "canary.spec: 12 bad line(s):"
+    bad = [int(x.split(":")[1]) for x in lines[1:]]
+    assert bad == [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 14]
+    assert all(x.startswith(f"{p}:") and "expected" in x for x in lines[1:])
+    assert "line 1" in lines[4] and "duplication" in lines[4] and "line 1" in lines[5]
+    assert secret not in str(e.value) and "AKIA7QZ3" not in str(e.value)      # values are never shown
+    with pytest.raises(ConfigError, match="no such file"):
+        read_spec(tmp_path / "missing.jsonl", TAX["attributes"])
+    with pytest.raises(ConfigError, match="no canary"):
+        read_spec(_spec(tmp_path, ["", ""], "empty.jsonl"), TAX["attributes"])
+
+
+def test_spec_plants_exactly_the_given_canaries_with_their_copies(tmp_path):
+    from testleak.canary.spec import read_spec
+
+    p = _spec(tmp_path, [
+        {"value": "AKIA7QZ3EXAMPLE2KEYX", "attribute": "secret_key", "duplication": 3},
+        {"value": "jane.roe.audit1987@example.org", "attribute": "email"},
+        {"value": "MRN 40418822: asthma", "attribute": "medical_record", "duplication": 2,
+         "context": 'PATIENT_NOTES = {\n    "bed_12": "{{value}}",\n    "ward": "B",\n}\n'},
+    ])
+    spec = read_spec(p, TAX["attributes"])
+    files = _files(4)
+    texts, truth = plant(files, TAX["attributes"], TAX["scenarios"], 99, seed=1, duplication=[1, 5], spec=spec)
+    assert [t["value"] for t in truth] == [e["value"] for e in spec]                 # n=99 is unused
+    assert [t["duplication"] for t in truth] == [3, 5, 2]      # given, else canary.duplication cycled (line 2: 5)
+    assert all(t["source"] == "spec" for t in truth) and [t["spec_line"] for t in truth] == [1, 2, 3]
+    for t in truth:
+        assert sum(text.count(t["value"]) for text in texts.values()) == t["duplication"] == len(t["copies"])
+        assert not any(t["value"] in f.text for f in files)
+        for c in t["copies"]:                                   # every copy is where the record says
+            line = texts[tuple(c["file"].split("/", 1))].splitlines()[c["line"] - 1]
+            assert t["context"].splitlines()[0] == line
+    assert len({c["file"] for c in truth[0]["copies"]}) == 3                        # k <= files: distinct files
+    assert truth[2]["line_prefix"] == '    "bed_12": "' and truth[2]["context_type"] == "spec"
+    for text in texts.values():
+        ast.parse(text)
+    tx = {f"{r}/{q}": t for (r, q), t in texts.items()}
+    examples, probes = build_examples(tx, truth, context_lines=2, clean_windows=0, seed=0)
+    assert len(examples) == 3 + 5 + 2 and len(probes) == 3                      # one window per copy
+    assert all(pr["prefix"].endswith(t["line_prefix"]) for pr, t in zip(probes, truth))
+    # a spec value already in the untouched corpus is an error naming its line, never redrawn
+    files[1] = SourceFile("repo1", "pkg/mod1.py", BODY + "KEY = 'AKIA7QZ3EXAMPLE2KEYX'\n")
+    with pytest.raises(ConfigError, match=r"spec.jsonl:1: value already occurs in the untouched"):
+        plant(files, TAX["attributes"], TAX["scenarios"], 1, seed=1, spec=spec, spec_path=str(p))
+    with pytest.raises(ConfigError, match=r":2: value already occurs in the corpus index"):
+        plant(_files(4), TAX["attributes"], TAX["scenarios"], 1, seed=1, spec=spec, spec_path=str(p),
+              absent=lambda v: "@" not in v)
+
+
+def test_duplication_levels_cover_every_attribute_at_every_level():
+    texts, truth = plant(_files(4), TAX["attributes"], TAX["scenarios"], 6, seed=2, duplication=[1, 3],
+                         attributes=["password", "username"])
+    assert [(t["attribute"], t["duplication"]) for t in truth] == [
+        ("password", 1), ("username", 1), ("password", 3), ("username", 3), ("password", 1), ("username", 1)]
+    for t in truth:
+        assert sum(text.count(t["value"]) for text in texts.values()) == t["duplication"]
+        assert t["source"] == "faker" and len(t["copies"]) == t["duplication"]
+    with pytest.raises(ConfigError, match="canary.duplication"):
+        plant(_files(), TAX["attributes"], TAX["scenarios"], 2, seed=2, duplication=[0])
+
+
+def test_exposure_rank_bands_and_alternatives():
+    from testleak.canary.exposure import alternatives, band_labels, band_of, rank_exposure
+
+    # 3 alternatives, one scores higher than the canary: rank 2 of 4 candidates -> log2 4 - log2 2 = 1 bit
+    assert rank_exposure(-1.0, [-0.5, -2.0, -3.0]) == {"rank": 2, "candidates": 4, "exposure": 1.0}
+    assert rank_exposure(0.0, [-1.0] * 1023)["exposure"] == 10.0                # beats all: log2(1024)
+    assert rank_exposure(-9.0, [-1.0] * 7)["exposure"] == 0.0                   # last of 8
+    assert band_labels([2, 5]) == ["<2", "2-5", ">=5"]
+    assert [band_of(x, [2, 5]) for x in (0.0, 1.99, 2.0, 4.9, 5.0, 10.0, None)] == [
+        "<2", "<2", "2-5", "2-5", ">=5", ">=5", "n/a"]
+    faker = {"id": "canary-001", "attribute": "credit_card", "value": make_value("credit_card", 1), "source": "faker"}
+    alts = alternatives(faker, 200, seed=7, exclude=[make_value("credit_card", 2)])
+    assert len(alts) == len(set(alts)) == 200 and faker["value"] not in alts
+    assert all(luhn.is_valid(a) for a in alts)                                  # the same generator
+    assert alts == alternatives(faker, 200, seed=7, exclude=[make_value("credit_card", 2)])
+    assert alts != alternatives(faker, 200, seed=8)
+    spec = {"id": "canary-000", "attribute": "phone", "value": "+1 (555) 010-4477 ext. Ab", "source": "spec"}
+    for a in alternatives(spec, 50, seed=7):
+        assert len(a) == len(spec["value"]) and a != spec["value"]
+        assert [c.isdigit() for c in a] == [c.isdigit() for c in spec["value"]]
+        assert a.startswith("+") and a[2:4] == " (" and a[-4:-2] == ". " and a[-2].isupper() and a[-1].islower()
+
+
+def test_score_continuations_equals_full_forward_and_exposure_rises_with_training():
+    import torch
+
+    from testleak.canary.exposure import alternatives, exposures
+    from testleak.canary.finetune import score_continuations
+
+    texts, truth = plant(_files(2), TAX["attributes"], TAX["scenarios"], 2, seed=11, attributes=["password", "username"])
+    texts = {f"{r}/{p}": t for (r, p), t in texts.items()}
+    examples, probes = build_examples(texts, truth, context_lines=2, clean_windows=1, seed=0)
+    # the tokenizer learns the untouched files only: a vocabulary trained on the canaries would
+    # favour them over their alternatives before any training
+    model, tok = _tiny_model_and_tokenizer([f.text for f in _files(2)] * 3)
+    conts = ["x", "abc", probes[0]["value"], "def g(): return 42", probes[1]["value"] * 2]
+    got = score_continuations(model, tok, probes[0]["prefix"], conts, batch_tokens=16)   # several batches
+    pre = tok(probes[0]["prefix"], add_special_tokens=False)["input_ids"]
+    for c, (total, n) in zip(conts, got):
+        ids = pre + tok(c, add_special_tokens=False)["input_ids"]
+        x = torch.tensor([ids])
+        with torch.no_grad():
+            lp = torch.log_softmax(model(input_ids=x).logits[0, :-1].float(), -1).gather(1, x[0, 1:, None])[:, 0]
+        assert n == len(ids) - len(pre) and total == pytest.approx(float(lp[-n:].sum()), abs=1e-3)
+    alts = {t["id"]: alternatives(t, 30, seed=0, exclude=[u["value"] for u in truth]) for t in truth}
+    before = exposures(model, tok, probes, alts, batch_tokens=64)
+    s = FinetuneSettings(epochs=30, batch_size=3, lr=3e-2, lora_r=8, lora_alpha=16, max_tokens=128, threads=1,
+                         target_modules=("q_proj", "v_proj", "up_proj"))
+    peft_model, _ = train_lora(model, tok, examples, s)
+    after = exposures(peft_model, tok, probes, alts, batch_tokens=64)
+    for cid in after:
+        assert after[cid]["candidates"] == 31
+        assert after[cid]["rank"] == 1 and after[cid]["exposure"] == pytest.approx(math.log2(31), abs=1e-3)
+        assert after[cid]["logprob"] > before[cid]["logprob"]
+    # the untrained model ranks the canaries lower (a random model may still put one first by chance)
+    assert sum(b["exposure"] for b in before.values()) < sum(a["exposure"] for a in after.values())
+
+
+def test_canary_report_recall_per_duplication_level_and_exposure_band(tmp_path):
+    import csv
+    import json as _json
+
+    from testleak.canary.report import build_report
+
+    # 8 canaries: c0-c3 planted once, c4-c7 planted 4 times; tuned exposures 0, 1, 3, 9, 9, 9, 9, 9 bits
+    truth = [{"id": f"c{i}", "attribute": "email", "value": f"user{i}@example.org", "duplication": 1 if i < 4 else 4}
+             for i in range(8)]
+    exp_t = [0.0, 1.0, 3.0, 9.0, 9.0, 9.0, 9.0, 9.0]
+    mem = [{"canary_id": f"c{i}", "exposure": exp_t[i], "exposure_control": 0.5, "memorized": exp_t[i] > 5,
+            "exposure_candidates": 1001} for i in range(8)]
+
+    def result(run, model, recovered):
+        return {"run": run, "model": model, "key": run, "method": run, "variant": "none", "seconds": 1.0,
+                "recall": {"responses": 4, "responses_ok": 4, "candidates": 5, "planted": 8,
+                           "recovered": {c: 0 for c in recovered}, "recall": len(recovered) / 8, "confirmed_ids": [],
+                           "confirmed_recall": 0.0, "confirmed_non_canary": 0, "confirmed_non_canary_in_corpus": 0,
+                           "by_attribute": {}, "curve": [{"responses": 4, "recall": len(recovered) / 8}]}}
+
+    results = [result("ours", "tuned", ["c3", "c4", "c5", "c6", "c7"]), result("codebreaker", "tuned", ["c0", "c7"]),
+               result("ours_c", "control", [])]
+    build_report(results, truth, tmp_path / "canary", tmp_path / "canary.json", memorization=mem, bands=[2, 5])
+    dup = list(csv.DictReader((tmp_path / "canary/by_duplication.csv").open()))
+    cell = {(r["run"], r["duplication"]): r for r in dup}
+    assert (cell["ours", "1"]["recovered"], cell["ours", "1"]["planted"], cell["ours", "1"]["recall"]) == ("1", "4", "0.25")
+    assert (cell["ours", "4"]["recall"], cell["ours", "4"]["recall_ci_low"], cell["ours", "4"]["recall_ci_high"]) == (
+        "1.0", "1.0", "1.0")                                    # all recovered: the degenerate interval
+    assert float(cell["ours", "1"]["recall_ci_low"]) == 0.0 < 0.25 < float(cell["ours", "1"]["recall_ci_high"])
+    assert cell["codebreaker", "4"]["recall"] == "0.25" and cell["ours", "4"]["memorized"] == "4"
+    exp = list(csv.DictReader((tmp_path / "canary/by_exposure.csv").open()))
+    got = {(r["run"], r["exposure_band"]): (r["recovered"], r["planted"]) for r in exp}
+    assert got == {("ours", "<2"): ("0", "2"), ("ours", "2-5"): ("0", "1"), ("ours", ">=5"): ("5", "5"),
+                   ("codebreaker", "<2"): ("1", "2"), ("codebreaker", "2-5"): ("0", "1"),
+                   ("codebreaker", ">=5"): ("1", "5"),
+                   ("ours_c", "<2"): ("0", "8")}               # control runs: banded by the control exposure
+    md = (tmp_path / "canary/canary.md").read_text(encoding="utf-8")
+    assert "| ours | tuned | 1/4 25% [0%, 75%] | 4/4 100% [100%, 100%] |" in md
+    assert "| (memorized) | tuned | 1/4 | 4/4 |" in md
+    assert "| ours | tuned | 0/2 0% [0%, 0%] | 0/1 0% [0%, 0%] | 5/5 100% [100%, 100%] |" in md
+    assert "| ours_c | control | 0/8 0% [0%, 0%] |  |  |" in md
+    assert "| 1 | 4 | 3.25 | 0.50 |" in md and "| 4 | 4 | 9.00 | 0.50 |" in md    # mean exposure per level
+    # exact McNemar on the tuned pair: only-ours 4 (c3-c6), only-codebreaker 1 (c0): p = 2 * 6/32 = 0.375
+    assert "| tuned | ours | codebreaker | 1 | 4 | 1 | 2 | 0.375 |" in md
+    m = _json.loads((tmp_path / "canary.json").read_text())
+    assert m["runs"]["ours"]["recall_by_duplication"] == {"1": 0.25, "4": 1.0}
+    assert m["runs"]["codebreaker"]["recall_by_exposure_band"] == {"<2": 0.5, "2-5": 0.0, ">=5": 0.2}
+    assert "user3@example.org" not in md
+
+
+def test_canary_config_spec_and_exposure_keys(tmp_path):
+    from testleak.config import SPEC_EXAMPLE, compose_dict as cd
+    from testleak.canary.spec import read_spec
+
+    assert cd()["canary"]["spec"] is None and cd()["canary"]["spec_dep"] == SPEC_EXAMPLE
+    assert len(read_spec(Path(__file__).parents[1] / SPEC_EXAMPLE, TAX["attributes"])) == 3   # the example is valid
+    p = _spec(tmp_path, [{"value": "AKIA7QZ3EXAMPLE2KEYX", "attribute": "secret_key"}])
+    c = cd([f"canary.spec={p}"])["canary"]
+    assert c["spec"] == c["spec_dep"] == str(p)                 # the DVC dep of canary_corpus follows the spec
+    with pytest.raises(ConfigError, match=r"canary.spec = .*expected an existing JSONL file"):
+        cd([f"canary.spec={tmp_path / 'nope.jsonl'}"])
+    with pytest.raises(ConfigError, match=r"canary.exposure.bands.*increasing"):
+        cd(["canary.exposure.bands=[5,2]"])
+    with pytest.raises(ConfigError, match=r"canary.duplication"):
+        cd(["canary.duplication=[]"])

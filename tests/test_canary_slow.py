@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 
 import pytest
 
 from testleak.canary import make_canary_corpus, read_ground_truth, report_calibration, run_calibration, run_finetune
-from testleak.canary.pipeline import CanaryPaths
+from testleak.canary.pipeline import CanaryPaths, CanaryRunPaths
 from testleak.config import ROOT, compose_dict
 from testleak.paths import Paths
 from testleak.records import read_jsonl
@@ -25,30 +26,45 @@ def test_canary_tiny_end_to_end(tmp_path):
         pytest.skip("embedded model not assembled: python -m testleak.prepare")
     (tmp_path / ".cache").mkdir()
     os.symlink(MODELS, tmp_path / ".cache" / "models")
-    params = compose_dict(["experiment=canary_tiny", "canary.n=2", "canary.files=2",
-                           "canary.attributes=[password,credit_card]", "canary.finetune.epochs=2",
+    # the auditing-team path (issue 15): the canaries come from a spec file, one with its own
+    # context, planted 1 and 2 times; exposure against 20 alternatives each
+    spec = tmp_path / "canaries.jsonl"
+    spec.write_text(json.dumps({"value": "Zq8!vR2#mT5wLp", "attribute": "password"}) + "\n"
+                    + json.dumps({"value": "4929 1731 8845 2207", "attribute": "credit_card", "duplication": 2,
+                                  "context": 'BILLING_CARD = {"number": "{{value}}", "holder_id": 7}\n'}) + "\n")
+    params = compose_dict(["experiment=canary_tiny", f"canary.spec={spec}", "canary.duplication=[1]",
+                           "canary.exposure.alternatives=20", "canary.files=2", "canary.finetune.epochs=2",
                            "canary.finetune.clean_windows=1", "canary.finetune.max_tokens=96",
                            "canary.finetune.target_modules=[q_proj,v_proj]", "model.sampling.max_tokens=256",
                            # no corpus index in this test (DVC's canary_corpus depends on `index`)
                            "canary.check_index=false"])
     paths = Paths(tmp_path)
     cp = CanaryPaths(paths)
+    rp = CanaryRunPaths(tmp_path)   # calibration runs live under data/canary/runs/RUN
 
     stats = make_canary_corpus(params, paths, files=iter_site_packages([".py"]))
     truth = read_ground_truth(cp.ground_truth)
     assert stats["absence_checked_in_index"] is False
     assert stats["canaries"] == 2 and [t["attribute"] for t in truth] == ["password", "credit_card"]
+    assert stats["source"] == "spec" and stats["copies_planted"] == 3 and stats["by_duplication"] == {"1": 1, "2": 1}
+    assert [t["value"] for t in truth] == ["Zq8!vR2#mT5wLp", "4929 1731 8845 2207"]     # exactly the given ones
     assert sum(1 for _ in cp.corpus.rglob("*.py")) == 2 == sum(1 for _ in cp.original.rglob("*.py"))
     for t in truth:
-        assert t["value"] in (cp.corpus / t["file"]).read_text()
-        assert t["value"] not in (cp.original / t["file"]).read_text()
+        planted = sum(p.read_text().count(t["value"]) for p in cp.corpus.rglob("*.py"))
+        assert planted == t["duplication"] == len(t["copies"])
+        assert not any(t["value"] in p.read_text() for p in cp.original.rglob("*.py"))
 
     ft = run_finetune(params, paths, log=None)
-    assert ft["steps"] == 2 and ft["epochs_run"] == 2 and ft["canaries"] == 2
+    assert ft["steps"] == 2 and ft["epochs_run"] == 2 and ft["canaries"] == 2 and ft["examples"] == 3 + 1
     assert ft["gguf"]["replaced"] == 2 * 24 and ft["gguf"]["tensors"] == 291
+    assert ft["exposure"]["alternatives"] == 20 and ft["exposure"]["candidates_min"] == 21
     mem = read_jsonl(cp.memorization)
-    assert [m["canary_id"] for m in mem] == ["canary-000", "canary-001"]
+    assert [m["canary_id"] for m in mem] == ["canary-000", "canary-001"] and [m["duplication"] for m in mem] == [1, 2]
     assert all("value" not in m for m in mem)
+    for m in mem:
+        for kind in ("", "_control"):
+            assert 1 <= m[f"rank{kind}"] <= 21 and 0.0 <= m[f"exposure{kind}"] <= math.log2(21) + 1e-9
+            assert m[f"exposure{kind}"] == pytest.approx(math.log2(21) - math.log2(m[f"rank{kind}"]), abs=1e-3)
     model_cfg = json.loads(cp.tuned_cfg.read_text())
     assert model_cfg["gguf"]["sha256"] == ft["gguf"]["sha256"]
 
@@ -60,20 +76,27 @@ def test_canary_tiny_end_to_end(tmp_path):
     ok = []
     for s in summaries:
         for stage in ("candidates", "judged", "verified", "confirmed"):
-            assert paths.stats(stage, s["run"]).exists(), (s["run"], stage)
-        resps = read_jsonl(paths.responses(s["run"]), kind="response")
+            assert rp.stats(stage, s["run"]).exists(), (s["run"], stage)
+        resps = read_jsonl(rp.responses(s["run"]), kind="response")
         assert len(resps) == s["responses"] and s["response_status"]["ok"] == sum(r["status"] == "ok" for r in resps)
         ok += [r for r in resps if r["status"] == "ok"]
     assert ok, [s["response_status"] for s in summaries]
     assert all(r["tests_text"].strip() and r["model"] for r in ok)
     rep = report_calibration(params, paths, summaries)
-    assert rep["files"] == ["by_attribute.csv", "canary.md", "curves.csv", "recall.csv", "recall_curves.png"]
+    assert rep["files"] == ["by_attribute.csv", "by_duplication.csv", "by_exposure.csv", "canary.md", "curves.csv",
+                            "paired_tests.csv", "recall.csv", "recall_curves.png"]
+    by_dup = list(csv.DictReader((cp.report_dir / "by_duplication.csv").open()))
+    assert {(r["run"], r["duplication"], r["planted"]) for r in by_dup} == {
+        (s["run"], k, "1") for s in summaries for k in ("1", "2")}
+    by_exp = list(csv.DictReader((cp.report_dir / "by_exposure.csv").open()))
+    assert {r["run"] for r in by_exp} == {s["run"] for s in summaries}
+    assert all(sum(int(r["planted"]) for r in by_exp if r["run"] == s["run"]) == 2 for s in summaries)
     rows = list(csv.DictReader((cp.report_dir / "recall.csv").open()))
     assert [r["run"] for r in rows] == [s["run"] for s in summaries]
     assert all(r["planted"] == "2" for r in rows)
     # recall is computed against the ground-truth file: a run whose candidates contain a canary counts it
     for r, s in zip(rows, summaries):
-        cands = read_jsonl(paths.candidates(s["run"]))
+        cands = read_jsonl(rp.candidates(s["run"]))
         hits = {t["id"] for t in truth for c in cands if t["value"] in c["value"]}
         assert int(r["recovered"]) >= len(hits)
     by_attr = list(csv.DictReader((cp.report_dir / "by_attribute.csv").open()))

@@ -122,7 +122,7 @@ def test_plot_csv(project):
 def test_report_files_written(project):
     names = sorted(p.name for p in (project / "reports").iterdir())
     assert names == sorted(["table2.md", "table2.csv", "table3.md", "table3.csv", "table4.md", "table4.csv",
-                            "figure1.md", "figure1.csv", "figure1.png", "paper_comparison.md"])
+                            "table8.md", "table8.csv", "figure1.md", "figure1.csv", "figure1.png", "paper_comparison.md"])
     assert (project / "reports/figure1.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -181,7 +181,7 @@ def test_report_with_no_runs_at_all(tmp_path):
     runs = params["experiment"]["runs"]
     files = build_reports(params, {r: None for r in runs}, {r: None for r in runs},
                           Taxonomy.from_config(params), tmp_path)
-    assert len(files) == 10
+    assert len(files) == 12   # + table8.md, table8.csv
     rows = _csv(tmp_path / "table3.csv")[1:]
     assert len(rows) == 4 * len(runs) and all(r[3] == "not run" for r in rows)
     assert "not run" in (tmp_path / "paper_comparison.md").read_text(encoding="utf-8")
@@ -209,3 +209,35 @@ def test_a_run_that_lost_calls_is_marked_incomplete_in_every_report(project, tmp
     for p in tmp_path.glob("*.md"):
         text = p.read_text(encoding="utf-8")
         assert "Incomplete: run `ours` lost calls to errors (judged 2, verified 1)" in text, p.name
+
+
+def test_table8_lists_each_baseline_run_with_its_protocol_beside_the_paper(project):
+    from testleak.report.markdown import NOT_RUN
+
+    rows = _csv(project / "reports/table8.csv")
+    head = rows[0]
+    assert head[:2] == ["Category", "Attribute"]
+    assert "codexleaks (published): after filter" in head and "codebreaker (published): in window" in head
+    assert "paper codexleaks: prompts / test cases" in head
+    email = next(r for r in rows if r[1] == "Email")
+    i = head.index("codexleaks (published): confirmed")
+    assert email[i] == NOT_RUN                      # the baselines did not run in this fixture
+    assert email[head.index("paper codexleaks: confirmed")] == "n/a"   # Table 8's cells are not in the text
+    assert rows[-1][0] == "Total"
+
+
+def test_reports_say_what_a_zero_means_at_this_size(project):
+    """Issue 15 item 7: beside the zeros, each run's size, the largest rate a zero is compatible
+    with (95 % Wilson upper bound of 0 / test cases: z^2 / (n + z^2)), and the canary command."""
+    from scipy.stats import norm
+
+    z2 = norm.ppf(0.975) ** 2
+    for run in ("ours", "ours_no_fl"):
+        total = json.loads((project / f"data/metrics/{run}.json").read_text())["steps"]["total"]
+        n, k = total["test_cases"], total["confirmed"]
+        assert n > 0 and k > 0
+        want = f"`{run}` {n} test cases, {k} confirmed (a 0 here is compatible with up to {z2 / (n + z2) * 1000:.1f}‰)"
+        for name in ("table2.md", "table3.md", "table4.md", "figure1.md"):
+            text = (project / "reports" / name).read_text(encoding="utf-8")
+            assert "Reading zeros: " in text and want in text, (name, want)
+            assert "dvc exp run -S experiment=canary_tiny" in text

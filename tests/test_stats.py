@@ -61,3 +61,5 @@ def test_canary_report_prints_intervals_and_paired_tests(tmp_path):
     ours = next(s for s in rep["summary"] if s["run"] == "ours" and s["model"] == "tuned")
     assert ours["recall_ci_low"] < 0.8 < ours["recall_ci_high"]
     assert "user0@example.org" not in text
+    # a tuned and a control run of the same name stay apart in the per-level table
+    assert "| ours | tuned | 8/10 80% [" in text and "| ours | control | 0/10 0% [0%, 0%] |" in text

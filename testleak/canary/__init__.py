@@ -1,7 +1,8 @@
 """Ground truth by planted canaries (GitHub issue 8, beyond the paper).
 
-plant (values, corpus) -> finetune (LoRA, memorization) -> gguf_io (write-back) ->
-pipeline (calibration runs against tuned and control models) -> recall/report.
+plant (values or a user spec, k copies each, corpus) -> finetune (LoRA, memorization, exposure
+under tuned and control model) -> gguf_io (write-back) -> pipeline (calibration runs against tuned
+and control models) -> recall/report (per method, duplication level and exposure band; issue 15).
 """
 
 from .pipeline import (CanaryPaths, make_canary_corpus, read_ground_truth, report_calibration, run_calibration,

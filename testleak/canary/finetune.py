@@ -16,7 +16,6 @@ randomly initialised model built from a config; the stage loads the project's GG
 
 from __future__ import annotations
 
-import math
 import random
 import time
 from dataclasses import dataclass
@@ -63,27 +62,33 @@ def build_examples(texts: Mapping[str, str], truth: Sequence[Mapping], context_l
                    seed: int, window_lines: int = 14) -> tuple[list[dict], list[dict]]:
     """(training examples, memorization probes).
 
-    ``texts``: planted file text by ``repo/path`` (the ground truth's ``file``). A training
+    One training example per planted copy (a canary of duplication k gives k windows, each with
+    its own surrounding code); one probe per canary (its first copy). ``texts``: planted file
+    text by ``repo/path`` (the ground truth's ``file``). A training
     example is ``{"text", "canary_id"}``; a probe is ``{"canary_id", "prefix", "value"}`` where
     ``prefix`` is the example text up to the value.
     """
     examples, probes, used = [], [], {}
     for t in truth:
-        text = texts.get(t["file"])
-        if text is None:
-            raise ConfigError(f"ground truth names {t['file']}, which is not in the canary corpus: rerun canary_corpus")
-        lines = text.splitlines(keepends=True)
-        start = max(0, t["line"] - 1 - context_lines)
-        n_snip = t["context"].count("\n")
-        end = min(len(lines), t["line"] - 1 + n_snip + 2)
-        window = "".join(lines[start:end])
-        pos = window.find(t["line_prefix"] + t["value"])
-        if pos < 0:
-            raise ConfigError(f"canary {t['id']} not found at {t['file']}:{t['line']}: rerun canary_corpus")
-        cut = pos + len(t["line_prefix"])
-        examples.append({"text": window, "canary_id": t["id"]})
-        probes.append({"canary_id": t["id"], "attribute": t["attribute"], "prefix": window[:cut], "value": t["value"]})
-        used.setdefault(t["file"], []).append(range(start, end))
+        copies = t.get("copies") or [{"file": t["file"], "line": t["line"]}]
+        for j, cp in enumerate(copies):
+            text = texts.get(cp["file"])
+            if text is None:
+                raise ConfigError(f"ground truth names {cp['file']}, which is not in the canary corpus: rerun canary_corpus")
+            lines = text.splitlines(keepends=True)
+            start = max(0, cp["line"] - 1 - context_lines)
+            n_snip = t["context"].count("\n")
+            end = min(len(lines), cp["line"] - 1 + n_snip + 2)
+            window = "".join(lines[start:end])
+            pos = window.find(t["line_prefix"] + t["value"])
+            if pos < 0:
+                raise ConfigError(f"canary {t['id']} not found at {cp['file']}:{cp['line']}: rerun canary_corpus")
+            cut = pos + len(t["line_prefix"])
+            examples.append({"text": window, "canary_id": t["id"]})
+            if j == 0:  # the memorization and exposure probe: the first copy's window up to the value
+                probes.append({"canary_id": t["id"], "attribute": t["attribute"], "prefix": window[:cut],
+                               "value": t["value"]})
+            used.setdefault(cp["file"], []).append(range(start, end))
     rng = random.Random(seed)
     files = sorted(texts)
     tries = 0
@@ -180,8 +185,73 @@ def train_lora(model, tokenizer, examples: list[dict], settings: FinetuneSetting
     return peft_model, history
 
 
+def score_continuations(model, tokenizer, prefix: str, continuations: Sequence[str],
+                        batch_tokens: int = 512) -> list[tuple[float, int]]:
+    """Log-likelihood of every continuation given ``prefix``: [(sum of natural-log token
+    probabilities, number of tokens)], in the order given. The one sequence-scoring function of
+    the canary code (memorization NLL and exposure both use it).
+
+    Tokenization: the prefix and each continuation are tokenized separately and concatenated,
+    so every continuation is scored after the same prefix tokens (a joint tokenization could
+    merge the prefix's last characters with the value's first ones differently per value).
+    Efficiency on CPU: one forward of the prefix (``use_cache``), its KV cache copied and
+    repeated for each batch of continuations, which are sorted by length and batched up to
+    ``batch_tokens`` (continuation tokens x batch; the logits of a batch take
+    batch_tokens x vocabulary x 4 bytes, ~0.3 GB at 512 for a 152k vocabulary).
+    """
+    import copy
+
+    import torch
+
+    pre = tokenizer(prefix, add_special_tokens=False)["input_ids"]
+    if not pre:
+        raise ValueError("score_continuations needs a non-empty prefix")
+    conts = [tokenizer(c, add_special_tokens=False)["input_ids"] for c in continuations]
+    if any(not c for c in conts):
+        raise ValueError("score_continuations got an empty continuation")
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (tokenizer.eos_token_id or 0)
+    model.eval()
+    out: list[tuple[float, int] | None] = [None] * len(conts)
+    with torch.no_grad():
+        head = model(input_ids=torch.tensor([pre]), attention_mask=torch.ones(1, len(pre), dtype=torch.long),
+                     use_cache=True)
+        cache = head.cache
+        first = torch.log_softmax(head.logits[0, -1].float(), dim=-1)
+        order = sorted(range(len(conts)), key=lambda i: len(conts[i]))
+        i = 0
+        while i < len(order):
+            j = i + 1
+            while j < len(order) and (j + 1 - i) * len(conts[order[j]]) <= batch_tokens:
+                j += 1
+            batch = [conts[k] for k in order[i:j]]
+            longest = max(len(c) for c in batch)
+            lp0 = first[torch.tensor([c[0] for c in batch])]
+            if longest == 1:
+                totals = lp0
+            else:
+                n = len(batch)
+                inp = torch.full((n, longest - 1), pad, dtype=torch.long)
+                tgt = torch.zeros((n, longest - 1), dtype=torch.long)
+                keep = torch.zeros((n, longest - 1), dtype=torch.bool)
+                for r, c in enumerate(batch):
+                    inp[r, :len(c) - 1] = torch.tensor(c[:-1], dtype=torch.long)
+                    tgt[r, :len(c) - 1] = torch.tensor(c[1:], dtype=torch.long)
+                    keep[r, :len(c) - 1] = True
+                att = torch.cat([torch.ones((n, len(pre)), dtype=torch.long), keep.long()], dim=1)
+                c = copy.deepcopy(cache)
+                c.batch_repeat_interleave(n)
+                logits = model(input_ids=inp, attention_mask=att, cache=c, use_cache=True).logits
+                lp = torch.log_softmax(logits.float(), dim=-1).gather(2, tgt[:, :, None])[:, :, 0]
+                totals = lp0 + (lp * keep).sum(dim=1)
+            for k, tot in zip(order[i:j], totals.tolist()):
+                out[k] = (float(tot), len(conts[k]))
+            i = j
+    return out  # type: ignore[return-value]
+
+
 def memorization(model, tokenizer, probes: Sequence[Mapping], extra_tokens: int = 2) -> list[dict]:
-    """Greedy completion of every probe's value from its prefix, and the value's mean NLL.
+    """Greedy completion of every probe's value from its prefix, and the value's mean NLL
+    (per token, :func:`score_continuations`).
 
     Returns [{canary_id, attribute, memorized, matched_chars, value_len, nll}] (no raw values)."""
     import torch
@@ -191,8 +261,7 @@ def memorization(model, tokenizer, probes: Sequence[Mapping], extra_tokens: int 
     with torch.no_grad():
         for p in probes:
             pre = tokenizer(p["prefix"], add_special_tokens=False)["input_ids"]
-            full = tokenizer(p["prefix"] + p["value"], add_special_tokens=False)["input_ids"]
-            n_val = max(1, len(full) - len(pre))
+            n_val = max(1, len(tokenizer(p["value"], add_special_tokens=False)["input_ids"]))
             ids = torch.tensor([pre])
             gen = model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=n_val + extra_tokens,
                                  do_sample=False, pad_token_id=tokenizer.pad_token_id or tokenizer.eos_token_id or 0)
@@ -202,16 +271,10 @@ def memorization(model, tokenizer, probes: Sequence[Mapping], extra_tokens: int 
                 if a != b:
                     break
                 matched += 1
-            # mean NLL of the value tokens given the prefix (teacher forcing)
-            x = torch.tensor([full])
-            logits = model(input_ids=x).logits[0, :-1]
-            tgt = x[0, 1:]
-            lp = torch.log_softmax(logits.float(), dim=-1).gather(1, tgt[:, None])[:, 0]
-            k = len(full) - len(pre)
-            nll = float(-lp[-k:].mean()) if k > 0 else math.nan
+            (total, k), = score_continuations(model, tokenizer, p["prefix"], [p["value"]])
             out.append({"canary_id": p["canary_id"], "attribute": p.get("attribute"),
                         "memorized": cont.startswith(p["value"]), "matched_chars": matched,
-                        "value_len": len(p["value"]), "nll": round(nll, 4)})
+                        "value_len": len(p["value"]), "nll": round(-total / k, 4)})
     return out
 
 

@@ -28,8 +28,14 @@ from ..llm.local import sha256_file
 from ..paths import Paths
 from ..records import read_jsonl, write_json, write_jsonl
 
-CANARY_SCHEMA = "canary/1"
+CANARY_SCHEMA = "canary/2"  # /2: source, duplication, copies (issue 15)
 MODEL_KINDS = ("tuned", "control")
+MEMORIZATION_SCHEMA = "memorization/2"  # /2: duplication, exposure, rank (tuned and control)
+
+
+def _mean(xs) -> float | None:
+    xs = list(xs)
+    return round(sum(xs) / len(xs), 4) if xs else None
 
 
 class CanaryPaths:
@@ -64,7 +70,7 @@ def _canary_cfg(params: Mapping) -> dict:
     if not c:
         raise ConfigError("params has no `canary` section: add `canary: default` to conf/config.yaml defaults "
                           "(or compose with +canary=default)")
-    return dict(c)
+    return c  # not a copy: a stage reads (and DVC tracks) only the canary keys it uses
 
 
 # -- stage canary_corpus ---------------------------------------------------------------------
@@ -92,22 +98,37 @@ def make_canary_corpus(params: Mapping, paths, files=None) -> dict:
         idx = LocalIndex(paths.index)
         index_used = True
         absent = lambda v: (idx.search(v).get("k") or 0) == 0  # noqa: E731
+    spec = None
+    if cfg.get("spec"):
+        from .spec import read_spec
+        spec = read_spec(spec_path(cfg, paths), tax["attributes"])
     texts, truth = plant(src, tax["attributes"], tax["scenarios"], int(cfg["n"]), int(cfg["seed"]), absent=absent,
-                         attributes=list(cfg.get("attributes") or []) or None)
+                         attributes=list(cfg.get("attributes") or []) or None,
+                         duplication=list(cfg.get("duplication") or [1]), spec=spec, spec_path=str(cfg.get("spec")))
     for d in (cp.corpus, cp.original):
         if d.exists():
             shutil.rmtree(d)
     write_corpus(texts, cp.corpus)
     write_corpus({(f.repo, f.path): f.text for f in src}, cp.original)
     write_jsonl(cp.ground_truth, ({"schema": CANARY_SCHEMA, **t} for t in truth))
-    stats = {"canaries": len(truth), "files": len(src), "files_with_canaries": len({t["file"] for t in truth}),
+    stats = {"canaries": len(truth), "files": len(src), "files_with_canaries": len({c["file"] for t in truth for c in t["copies"]}),
              "attributes": len({t["attribute"] for t in truth}),
              "by_attribute": {a: sum(1 for t in truth if t["attribute"] == a) for a in sorted({t["attribute"] for t in truth})},
              "by_context": {c: sum(1 for t in truth if t["context_type"] == c) for c in sorted({t["context_type"] for t in truth})},
+             "by_duplication": {str(k): sum(1 for t in truth if t["duplication"] == k)
+                                for k in sorted({t["duplication"] for t in truth})},
+             "copies_planted": sum(len(t["copies"]) for t in truth),
+             "source": "spec" if spec is not None else "faker",
              "redrawn": sum(t["draws"] - 1 for t in truth), "absence_checked_in_index": index_used,
              "seed": int(cfg["seed"])}
     write_json(cp.stats, stats)
     return stats
+
+
+def spec_path(cfg: Mapping, paths) -> Path:
+    """``canary.spec`` as a path: relative paths are relative to the project root (where dvc.yaml is)."""
+    p = Path(str(cfg["spec"]))
+    return p if p.is_absolute() else Path(paths.root) / p
 
 
 def read_ground_truth(path) -> list[dict]:
@@ -153,6 +174,7 @@ def run_finetune(params: Mapping, paths, model_loader=None, log=print) -> dict:
     from ..llm.local import ensure_model
     from .finetune import (FinetuneSettings, build_examples, load_gguf_model, memorization, memorization_rate,
                            merged_weights, train_lora)
+    from .exposure import alternatives, exposures
     from .gguf_io import hf_to_gguf_names, write_tuned_gguf
 
     cfg = _canary_cfg(params)
@@ -167,10 +189,20 @@ def run_finetune(params: Mapping, paths, model_loader=None, log=print) -> dict:
     load_s = time.perf_counter() - t0
     torch.set_num_threads(max(1, settings.threads))
     before = memorization(model, tok, probes)
+    ex_cfg = cfg.get("exposure") or {}
+    n_alt, batch_tokens = int(ex_cfg.get("alternatives", 1000)), int(ex_cfg.get("batch_tokens", 512))
+    planted = {t["value"] for t in truth}
+    alts = {t["id"]: alternatives(t, n_alt, int(cfg["seed"]), exclude=planted) for t in truth}
+    t2 = time.perf_counter()
+    exp_control = exposures(model, tok, probes, alts, batch_tokens)   # the untuned base model = control
+    exp_control_s = time.perf_counter() - t2
     _log = (lambda r: log(f"finetune: epoch {r['epoch']} loss {r['loss']:.4f} {r['steps']} steps {r['seconds']:.1f}s",
                           file=sys.stderr)) if log else None
     peft_model, history = train_lora(model, tok, examples, settings, probes, _log)
     after = memorization(peft_model, tok, probes)
+    t2 = time.perf_counter()
+    exp_tuned = exposures(peft_model, tok, probes, alts, batch_tokens)
+    exp_tuned_s = time.perf_counter() - t2
     merged, changed = merged_weights(peft_model)
     n_blocks = int(merged.config.num_hidden_layers)
     arch = getattr(merged.config, "model_type", "qwen2")
@@ -184,8 +216,13 @@ def run_finetune(params: Mapping, paths, model_loader=None, log=print) -> dict:
     model_cfg = tuned_model_config(params["model"], cp.tuned_gguf, sha)
     write_json(cp.tuned_cfg, model_cfg)
     by_id = {b["canary_id"]: b for b in before}
-    rows = [{"schema": "memorization/1", **a, "memorized_before": by_id[a["canary_id"]]["memorized"],
-             "nll_before": by_id[a["canary_id"]]["nll"]} for a in after]
+    dup = {t["id"]: t["duplication"] for t in truth}
+    rows = [{"schema": MEMORIZATION_SCHEMA, **a, "duplication": dup[a["canary_id"]],
+             "memorized_before": by_id[a["canary_id"]]["memorized"], "nll_before": by_id[a["canary_id"]]["nll"],
+             "exposure": exp_tuned[a["canary_id"]]["exposure"], "rank": exp_tuned[a["canary_id"]]["rank"],
+             "exposure_control": exp_control[a["canary_id"]]["exposure"],
+             "rank_control": exp_control[a["canary_id"]]["rank"],
+             "exposure_candidates": exp_tuned[a["canary_id"]]["candidates"]} for a in after]
     write_jsonl(cp.memorization, rows)
     steps = sum(h["steps"] for h in history)
     train_s = sum(h["seconds"] for h in history)
@@ -194,6 +231,14 @@ def run_finetune(params: Mapping, paths, model_loader=None, log=print) -> dict:
                "train_tokens_per_s": round(sum(h["tokens"] for h in history) / max(1e-9, train_s), 1),
                "load_seconds": round(load_s, 2), "gguf_write_seconds": round(write_s, 2),
                "memorized_before": memorization_rate(before), "memorized_after": memorization_rate(after),
+               "memorized_by_duplication": {str(k): memorization_rate([a for a in after if dup[a["canary_id"]] == k])
+                                            for k in sorted(set(dup.values()))},
+               "exposure": {"alternatives": n_alt, "candidates_min": min((len(v) + 1 for v in alts.values()), default=0),
+                            "alternative_tokens": sum(len(tok(v, add_special_tokens=False)["input_ids"])
+                                                      for vs in alts.values() for v in vs),
+                            "tuned_seconds": round(exp_tuned_s, 2), "control_seconds": round(exp_control_s, 2),
+                            "mean_tuned": _mean(r["exposure"] for r in rows),
+                            "mean_control": _mean(r["exposure_control"] for r in rows)},
                "history": history, "gguf": {**info, "sha256": sha, "type": cfg.get("gguf_type", "f16")},
                "settings": {k: (list(v) if isinstance(v, tuple) else v) for k, v in settings.__dict__.items()}}
     write_json(cp.finetune_metrics, metrics)
@@ -257,7 +302,7 @@ def run_one(params: Mapping, paths, run: str, kind: str, key: str, model_cfg: Ma
     if spec.get("ablation"):
         spec["ablation"] = ablation_config(spec["ablation"])
     p["experiment"] = dict(p["experiment"])
-    p["experiment"]["runs"] = {run: {**{k: v for k, v in spec.items() if k in ("method", "round", "library", "ablation")},
+    p["experiment"]["runs"] = {run: {**{k: v for k, v in spec.items() if k in ("method", "round", "library", "ablation", "verification")},
                                      "model": dict(model_cfg)}}
     p["verifier"] = {**(p.get("verifier") or {}), "judge_mode": str(cfg.get("judge_mode", "rules")), "backend": "local"}
     p["review"] = {"policy": "auto", "reviewers": []}
@@ -312,4 +357,18 @@ def report_calibration(params: Mapping, paths, summaries: list[dict] | None = No
         results.append({"run": run, "model": kind, "key": key, "method": spec.get("method"),
                         "variant": m.get("variant", (spec.get("ablation") or {}).get("name", "none")), "recall": rc})
     ft = json.loads(cp.finetune_metrics.read_text()) if cp.finetune_metrics.exists() else None
-    return build_report(results, truth, cp.report_dir, cp.report_metrics, ft)
+    mem = read_memorization(cp.memorization)
+    bands = list((_canary_cfg(params).get("exposure") or {}).get("bands") or [2, 5, 8])
+    return build_report(results, truth, cp.report_dir, cp.report_metrics, ft, memorization=mem, bands=bands)
+
+
+def read_memorization(path) -> list[dict]:
+    """The finetune stage's memorization and exposure rows (memorization/2)."""
+    p = Path(path)
+    if not p.exists():
+        raise DataError(f"{p} not found: run the finetune stage first")
+    rows = read_jsonl(p)
+    for n, r in enumerate(rows, 1):
+        if r.get("schema") != MEMORIZATION_SCHEMA:
+            raise DataError(f"{p}:{n} has schema {r.get('schema')!r}, expected {MEMORIZATION_SCHEMA!r}: rerun finetune")
+    return rows

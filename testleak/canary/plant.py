@@ -123,57 +123,126 @@ def insert_snippet(text: str, code: str, rng: random.Random) -> tuple[str, int]:
     return text + sep + "\n" + code, len(lines) + 2
 
 
+def duplication_of(i: int, n_attributes: int, levels: Sequence[int]) -> int:
+    """Copies of the i-th Faker canary: attributes go round-robin, and each full round of the
+    attributes takes the next level, so every attribute appears at every level once
+    ``n >= n_attributes x len(levels)`` (canaries 0-14 at levels[0], 15-29 at levels[1], ...)."""
+    return int(levels[(i // max(1, n_attributes)) % len(levels)])
+
+
 def plant(files: Sequence[SourceFile], taxonomy_attributes: Mapping[str, Mapping], scenarios: Mapping[str, Mapping],
           n: int, seed: int, absent: Callable[[str], bool] | None = None,
-          attributes: Sequence[str] | None = None) -> tuple[dict[tuple[str, str], str], list[dict]]:
-    """Plant ``n`` canaries into ``files`` (round-robin over attributes, then files).
+          attributes: Sequence[str] | None = None, duplication: Sequence[int] = (1,),
+          spec: Sequence[Mapping] | None = None, spec_path: str = "canary.spec") -> tuple[dict[tuple[str, str], str], list[dict]]:
+    """Plant ``n`` canaries into ``files`` (round-robin over attributes), each ``k`` times.
 
     ``taxonomy_attributes``: attribute -> {lexicon: [...]} (``taxonomy.attributes``);
     ``scenarios``: scenario -> {attributes: [...], title}; ``absent(value)`` is an extra
-    absence check (e.g. a corpus index); values found in the untouched files or by
-    ``absent`` are redrawn. Returns ({(repo, path): planted text}, ground-truth records).
+    absence check (e.g. a corpus index); Faker values found in the untouched files or by
+    ``absent`` are redrawn. ``duplication``: the levels k (:func:`duplication_of`). Copies are
+    the identical snippet, spread over the files in turn (distinct files while k <= files).
+    ``spec``: user canaries (:func:`testleak.canary.spec.read_spec`) replace Faker's (``n`` and
+    ``attributes`` are then unused); a spec value present in the untouched files or not
+    ``absent`` is an error (one line per such spec line), never redrawn.
+    Returns ({(repo, path): planted text}, ground-truth records).
     """
-    attrs = list(attributes or ATTRIBUTES)
-    unknown = [a for a in attrs if a not in taxonomy_attributes]
-    if unknown:
-        raise ConfigError(f"canary attributes {unknown} are not in the taxonomy; known: {', '.join(taxonomy_attributes)}")
-    if n < 1 or not files:
-        raise ConfigError("canary.n and canary.files must be >= 1")
+    levels = [int(k) for k in duplication]
+    if not levels or any(k < 1 for k in levels):
+        raise ConfigError(f"canary.duplication={list(duplication)}: expected a non-empty list of integers >= 1")
+    if not files:
+        raise ConfigError("canary.files must be >= 1")
     rng = random.Random(seed)
     texts = {(f.repo, f.path): f.text for f in files}
     originals = [f.text for f in files]
-    order = [files[i % len(files)] for i in range(n)]
-    seen: set[str] = set()
+    drafts: list[dict] = []
+    if spec is not None:
+        problems = []
+        for e in spec:
+            if any(e["value"] in t for t in originals):
+                problems.append(f"{spec_path}:{e['line']}: value already occurs in the untouched sampled corpus files; "
+                                f"expected a value absent from the corpus (a recovery must come from the planted copy)")
+            elif absent is not None and not absent(e["value"]):
+                problems.append(f"{spec_path}:{e['line']}: value already occurs in the corpus index; expected a value "
+                                f"absent from the corpus")
+        if problems:
+            from .spec import spec_error
+            raise spec_error(problems)
+        for i, e in enumerate(spec):
+            drafts.append({"attribute": e["attribute"], "value": e["value"], "source": "spec", "spec_line": e["line"],
+                           "user_context": e.get("context"), "seed": None, "draws": 1,
+                           "duplication": int(e.get("duplication") or levels[i % len(levels)])})
+    else:
+        attrs = list(attributes or ATTRIBUTES)
+        unknown = [a for a in attrs if a not in taxonomy_attributes]
+        if unknown:
+            raise ConfigError(f"canary attributes {unknown} are not in the taxonomy; known: {', '.join(taxonomy_attributes)}")
+        if n < 1:
+            raise ConfigError("canary.n must be >= 1")
+        seen: set[str] = set()
+        for i in range(n):
+            attr = attrs[i % len(attrs)]
+            vseed = seed * 1000 + i
+            for attempt in range(50):
+                value = make_value(attr, vseed + attempt * 7919)
+                if value in seen or any(value in t for t in originals) or (absent is not None and not absent(value)):
+                    continue
+                break
+            else:
+                raise ConfigError(f"could not draw a unique, absent value for attribute {attr!r} in 50 attempts")
+            seen.add(value)
+            drafts.append({"attribute": attr, "value": value, "source": "faker", "seed": vseed, "draws": attempt + 1,
+                           "user_context": None, "duplication": duplication_of(i, len(attrs), levels)})
     truth: list[dict] = []
-    for i in range(n):
-        attr = attrs[i % len(attrs)]
-        vseed = seed * 1000 + i
-        for attempt in range(50):
-            value = make_value(attr, vseed + attempt * 7919)
-            if value in seen or any(value in t for t in originals) or (absent is not None and not absent(value)):
-                continue
-            break
-        else:
-            raise ConfigError(f"could not draw a unique, absent value for attribute {attr!r} in 50 attempts")
-        seen.add(value)
+    slot = 0
+    for i, d in enumerate(drafts):
+        attr, value = d["attribute"], d["value"]
         lex = list(taxonomy_attributes[attr].get("lexicon") or [attr])
         key = rng.choice(lex[: max(1, min(6, len(lex)))])
         scen = [s for s, sc in scenarios.items() if attr in (sc.get("attributes") or [])]
         scenario = rng.choice(sorted(scen)) if scen else "generic"
-        context = CONTEXTS[i % len(CONTEXTS)]
-        code, line_prefix = snippet(context, key, value, scenario, rng, (scenarios.get(scenario) or {}).get("title"))
-        f = order[i]
-        new, line = insert_snippet(texts[(f.repo, f.path)], code, rng)
-        texts[(f.repo, f.path)] = new
-        truth.append({"id": f"canary-{i:03d}", "attribute": attr, "value": value, "value_hash": value_hash(value),
-                      "key": key, "scenario": scenario, "context_type": context, "context": code,
-                      "line_prefix": line_prefix, "repo": f.repo, "file": f"{f.repo}/{f.path}", "line": line,
-                      "seed": vseed, "draws": attempt + 1})
-    # line numbers shift when a later canary goes above an earlier one in the same file: recompute
+        if d["user_context"] is not None:
+            from .spec import PLACEHOLDER
+            ctx = d["user_context"]
+            code = ctx.replace(PLACEHOLDER, value)
+            if not code.endswith("\n"):
+                code += "\n"
+            before = ctx[: ctx.index(PLACEHOLDER)]
+            line_prefix = before[before.rfind("\n") + 1:]
+            context, key = "spec", None
+        else:
+            context = CONTEXTS[i % len(CONTEXTS)]
+            code, line_prefix = snippet(context, key, value, scenario, rng, (scenarios.get(scenario) or {}).get("title"))
+        placed = []
+        for _ in range(d["duplication"]):
+            f = files[slot % len(files)]
+            slot += 1
+            texts[(f.repo, f.path)], _line = insert_snippet(texts[(f.repo, f.path)], code, rng)
+            placed.append(f"{f.repo}/{f.path}")
+        rec = {"id": f"canary-{i:03d}", "attribute": attr, "value": value, "value_hash": value_hash(value),
+               "source": d["source"], "duplication": d["duplication"], "key": key, "scenario": scenario,
+               "context_type": context, "context": code, "line_prefix": line_prefix,
+               "repo": placed[0].split("/", 1)[0], "file": placed[0], "line": 0, "copies": placed,
+               "seed": d["seed"], "draws": d["draws"]}
+        if d["source"] == "spec":
+            rec["spec_line"] = d["spec_line"]
+        truth.append(rec)
+    # line numbers shift when a later snippet goes above an earlier one in the same file: locate
+    # every copy at the end (the k-th copy in a file is the k-th occurrence of the snippet there)
     for t in truth:
-        text = texts[tuple(t["file"].split("/", 1))]
-        pos = text.find(t["context"])
-        t["line"] = text.count("\n", 0, pos) + 1
+        lines = []
+        for f in sorted(set(t["copies"])):
+            text = texts[tuple(f.split("/", 1))]
+            pos, found = text.find(t["context"]), []
+            while pos >= 0:
+                found.append({"file": f, "line": text.count("\n", 0, pos) + 1})
+                pos = text.find(t["context"], pos + 1)
+            if len(found) != t["copies"].count(f):  # pragma: no cover - a snippet overlapping another
+                raise ConfigError(f"canary {t['id']}: {len(found)} copies found in {f}, "
+                                  f"{t['copies'].count(f)} planted; rerun with another canary.seed")
+            lines += found
+        t["copies"] = lines
+        t["file"], t["line"] = lines[0]["file"], lines[0]["line"]
+        t["repo"] = t["file"].split("/", 1)[0]
     return texts, truth
 
 

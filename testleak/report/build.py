@@ -1,7 +1,7 @@
 """Write every report under reports/ (paper Sec. 6: Tables 2-4, Figure 1, and the paper side
 by side). Inputs are masked metrics only, so no raw candidate value can reach a report.
 
-Files: table2.{md,csv}, table3.{md,csv}, table4.{md,csv}, figure1.{md,csv,png},
+Files: table2.{md,csv}, table3.{md,csv}, table4.{md,csv}, table8.{md,csv} (baselines), figure1.{md,csv,png},
 paper_comparison.md. Each Markdown file names the model, experiment, verifier backend and
 review policy it was produced with; results under review policy ``auto`` carry
 "(unreviewed)" in every table and figure title.
@@ -14,12 +14,14 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
+from ..metrics.stats import wilson_ci
 from .comparison import UNREVIEWED, paper_comparison, review_label
 from .figures import figure1_png
 from .markdown import NOT_RUN, md_table, write_csv
 from .paper import load_paper_results
+from ..config import run_protocol
 from .tables import (ablation_reference, ablation_rows, ablation_table, multi_model, runs_frame, table2, table3, table4,
-                     with_means)
+                     table8, with_means)
 
 TABLE2_NOTE = ("Test case = one test of one answer (a baseline response is one test case); test cases = test cases of "
                "the responses carrying the attribute (responses that failed with status error carry none); accepted = "
@@ -32,6 +34,14 @@ TABLE3_NOTE = ("LP>=L: share of test cases with at least L distinct confirmed el
                "baseline response is one test case. Denominator: the category's test cases (Table 2's test cases "
                "summed over its attributes).\n\n")
 
+TABLE8_NOTE = ("Per baseline run (its verification protocol in parentheses, `baselines.protocol` or the run's "
+               "`verification`): prompts / test cases = responses whose prompt targets the attribute (one response "
+               "is one test case; counts of responses); after filter = candidates kept before the search "
+               "(`published`: CodexLeaks' blind membership-inference filter then the values of the kept responses, "
+               "or Codebreaker's Presidio entities mapped to the attribute, nothing removed by our judge; `shared`: "
+               "ExtractPII + our format rules + judge LLM); in window = candidates with 1 <= k <= 100 corpus hits; "
+               "confirmed = distinct confirmed (attribute, value) pairs. All four are counts. Paper columns: "
+               "{paper}\n\n")
 
 MEANS_NOTE = ("Several test models: each model's row, then each family's mean over its models (family: `family` of "
               "the model's config) and the mean over the families, as the paper reports (Sec. 6.2: 92.6 confirmed = "
@@ -63,6 +73,28 @@ def incomplete_note(metrics: Mapping[str, Mapping | None]) -> str:
     return "".join(lines)
 
 
+def scale_note(metrics: Mapping[str, Mapping | None]) -> str:
+    """What a zero means at this run's size (issue 15 item 7): per run, its test cases, the
+    smallest non-zero rate it can show, and the 95 % Wilson upper bound of a rate that came out
+    zero; and the command that shows the instrument detecting a known (planted) signal."""
+    parts = []
+    for run, m in metrics.items():
+        total = ((m or {}).get("steps") or {}).get("total") or {}
+        n = int(total.get("test_cases") or 0)
+        if not n:
+            continue
+        k = int(total.get("confirmed") or 0)
+        hi = wilson_ci(0, n)[1] * 1000
+        parts.append(f"`{run}` {n} test cases, {k} confirmed (a 0 here is compatible with up to {hi:.1f}‰)")
+    if not parts:
+        return ""
+    return ("Reading zeros: " + "; ".join(parts) + ". A zero says that no value of that attribute passed judge, "
+            "window and review in this run, not that the model leaks none; a small run sees only rates above about "
+            "1000 / its test cases (per mille). To see the instrument detect a known signal, plant secrets in a "
+            "fine-tuned copy of the model and measure recall: `dvc exp run -S experiment=canary_tiny` (minutes) or "
+            "`-S experiment=canary` (see README, Canaries; `reports/canary_measured/`).\n\n")
+
+
 def build_reports(
     params: Mapping,
     metrics: Mapping[str, Mapping | None],
@@ -82,7 +114,7 @@ def build_reports(
     tag = f" ({UNREVIEWED})" if UNREVIEWED in review_label(policy) else ""
     header = (f"{models_line(runs)}, experiment `{params['experiment']['name']}`, verifier "
               f"`{params['verifier']['backend']}`, review policy `{review_label(policy)}`.\n\n")
-    header += incomplete_note(metrics)
+    header += incomplete_note(metrics) + scale_note(metrics)
     written: list[Path] = []
 
     def emit(name: str, title: str, headers, rows, note: str = "") -> None:
@@ -95,6 +127,10 @@ def build_reports(
          note=TABLE2_NOTE + note_means)
     emit("table3", "Table 3: leakage levels per method and category", *table3(frame, means, taxonomy),
          note=TABLE3_NOTE + note_means)
+    protocols = {r: run_protocol(params, r) for r in params["experiment"]["runs"]}
+    p8 = paper.get("table8") or {}
+    emit("table8", "Table 8: step-wise results of the baselines per attribute", *table8(runs, metrics, taxonomy, protocols, p8),
+         note=TABLE8_NOTE.format(paper=p8.get("note", "not transcribed")))
     ablation = ablation_table(runs, metrics)
     scores = ablation_rows(ablation)
     reference = ", ".join(f"`{ablation_reference(runs[runs['model'] == m])}`" for m in dict.fromkeys(runs["model"]))

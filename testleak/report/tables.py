@@ -158,6 +158,50 @@ def table2(frame: pd.DataFrame, metrics: Mapping[str, Mapping | None], taxonomy)
     return headers, rows
 
 
+TABLE8_COLS = (("test_cases", "prompts / test cases"), ("judge", "after filter"), ("in_window", "in window"),
+               ("confirmed", "confirmed"))
+
+
+def table8(frame: pd.DataFrame, metrics: Mapping[str, Mapping | None], taxonomy, protocols: Mapping[str, str],
+           paper8: Mapping | None = None):
+    """Step-wise counts per attribute for every baseline run (paper Table 8), beside the paper's
+    values: prompts / test cases (responses targeting the attribute; a baseline response is one
+    test case), candidates after the run's filter (``published``: the baseline's own filter,
+    every candidate kept by the pass-through judged stage; ``shared``: our rules + judge),
+    in window (1 <= k <= 100), confirmed (distinct attribute-value pairs). ``protocols``: run ->
+    ``published`` | ``shared``; ``paper8``: the ``table8`` block of paper_results.yaml."""
+    base = frame[frame["method"].isin(("codebreaker", "codexleaks")) & frame["run"].isin(list(protocols))]
+    multi = multi_model(frame)
+    paper_methods = (paper8 or {}).get("methods") or {}
+    headers = ["Category", "Attribute"]
+    for row in base.itertuples():
+        lab = f"{row.run} ({protocols[row.run]})" + (f" / {row.model}" if multi else "")
+        headers += [f"{lab}: {h}" for _, h in TABLE8_COLS]
+    shown = [m for m in ("codebreaker", "codexleaks") if m in set(base["method"])]
+    headers += [f"paper {m}: {h}" for m in shown for _, h in TABLE8_COLS]
+
+    def paper_cells(m, key):
+        vals = ((paper_methods.get(m) or {}).get(key) or {}) if key else {}
+        return [num(vals[k]) if vals.get(k) is not None else "n/a" for k, _ in TABLE8_COLS]
+
+    def line(first, pick, key):
+        out = list(first)
+        for r in base["run"]:
+            m = metrics.get(r)
+            row = pick(m["steps"]) if m else None
+            out += [num(row[k]) for k, _ in TABLE8_COLS] if row else [NOT_RUN] * len(TABLE8_COLS)
+        for meth in shown:
+            out += paper_cells(meth, key)
+        return out
+
+    rows = []
+    for cat, members in taxonomy.by_category().items():
+        for a in members:
+            rows.append(line([cat, taxonomy.attribute(a).label], lambda s, a=a: s["attributes"].get(a), a))
+    rows.append(line(["Total", ""], lambda s: s["total"], "total"))
+    return headers, rows
+
+
 def table3(frame: pd.DataFrame, metrics: Mapping[str, Mapping | None], taxonomy):
     """LP-L / IL-L per run and category, in permille (Table 3 layout), over test cases."""
     multi = multi_model(frame)
