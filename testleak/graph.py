@@ -43,6 +43,8 @@ from .paths import Paths
 
 RUN = "${key}"                    # the run of a per-run stage (foreach over experiment.runs)
 RUN_LIBRARY = "${item.library}"   # that run's input library (prior YAML or data/library/<run>.json)
+RUN_BUDGET = "${item.budget.reads}"  # what its budget is read from (testleak/equalcost.py: ours' responses stats
+                                     # for a baseline under match_ours, else the questions stats, read anyway)
 PACKAGES = ("testleak", "stages")  # project code; everything else is a third-party dependency
 LAUNCHER = "stages/run"           # shell launcher of every stage; it runs `python -m stages NAME`
 
@@ -110,9 +112,10 @@ def declarations(paths: Paths | None = None) -> list[Stage]:
                       "experiment.scenarios",
                       "experiment.questions_per_scenario", "experiment.tests_per_function",
                       "experiment.functions_per_response", "experiment.hints_per_attribute",
-                      "experiment.baseline_budget", "budget", "experiment.name"],
+                      "budget", "experiment.name"],
+              # RUN_BUDGET: a baseline under match_ours reads the same model's ours' responses stats
               deps=[res("codexleaks.yaml"), res("codebreaker.yaml"), r(paths.questions), r(paths.questions_stats),
-                    RUN_LIBRARY],
+                    RUN_LIBRARY, RUN_BUDGET],
               outs=[run_files["responses"], stats("responses")]),
         Stage("candidates", foreach=per_run, args=RUN,
               params=["taxonomy"],
@@ -143,7 +146,7 @@ def declarations(paths: Paths | None = None) -> list[Stage]:
         Stage("metrics", foreach=per_run, args=RUN,
               params=["experiment.name", f"experiment.runs.{RUN}", "experiment.scenarios",
                       "experiment.questions_per_scenario", "experiment.tests_per_function",
-                      "experiment.baseline_budget", "ablation.name", "judge.name",
+                      "ablation.name", "judge.name",
                       "verifier.backend", "review.policy", "taxonomy"],
               deps=[r(paths.questions), r(paths.questions_stats)] + list(run_files.values())
               + [stats(k) for k in ("responses", "candidates", "judged", "verified", "confirmed")],

@@ -42,7 +42,7 @@ def run_meta(params: Mapping, run: str, responses: Iterable[Mapping]) -> dict:
             "scenarios": len(params["experiment"]["scenarios"]),
             "questions_per_scenario": params["experiment"]["questions_per_scenario"],
             "tests_per_function": params["experiment"]["tests_per_function"],
-            "baseline_budget": params["experiment"].get("baseline_budget"),
+            "budget": spec.get("budget"),   # the run's budget (testleak/equalcost.py)
         },
     }
 
