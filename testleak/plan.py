@@ -11,7 +11,9 @@ that keeps the stage going:
   a synthetic answer lists the requested number of tasks, so uncached scenarios need one try);
 - ``responses@RUN``: :func:`testleak.pipeline.responses`, i.e. the run's registered method: the
   question plan, code turn, G(c) selection (``functions_per_response``), hints, test turn;
-  CodexLeaks' prompt plan and Codebreaker's evolution within ``baseline_budget``. A synthetic
+  CodexLeaks' prompt plan and Codebreaker's evolution within the run's budget (under
+  ``baseline_budget: match_ours`` the completion tokens of the same model's ours: its stats when
+  it has run, else its planned tokens above, :mod:`testleak.equalcost`). A synthetic
   code answer is a function over the question's attributes, so every question gets a test turn
   (an upper bound; the call log's share of test turns per code turn refines the expectation);
 - ``judged@RUN``: one call per candidate (rule-passing candidate for ``judge_mode: both``), which
@@ -40,7 +42,8 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from . import methods, pipeline
-from .config import run_model
+from .config import run_model, run_spec
+from .equalcost import MATCH_OURS, ResponseBudget, run_budget
 from .elicit import generate_questions
 from .elicit.questions import generic_questions, question_prompt
 from .elicit.responses import ElicitSettings
@@ -160,6 +163,19 @@ def _code_answer(attrs: list[str], taxonomy: Taxonomy, tokens: int) -> str:
     return head + lines + body + "```"
 
 
+def _run_budget(params: Mapping, run: str, paths: Paths, rows: list[dict], notes: list[str]):
+    """A baseline's budget (testleak/equalcost.py); under match_ours, before its reference has run,
+    the completion tokens planned for the reference above (its runs come first in the protocol)."""
+    b = run_spec(params, run).get("budget") or {}
+    if b.get("kind") != MATCH_OURS or (paths.root / b["reads"]).exists():
+        return run_budget(params, run, paths.root)
+    planned = sum(r["completion_tokens"] for r in rows if r["stage"] == "responses" and r["run"] == b["reference"])
+    notes.append(f"responses@{run}: matches the completion tokens of {b['reference']}, which has not run yet: "
+                 f"sized for the {planned} planned (an estimate)")
+    return ResponseBudget(target_tokens=max(1, int(planned)), max_responses=int(b["max_responses"]),
+                          reference=b["reference"])
+
+
 def plan(params: Mapping, paths: Paths | None = None, env: Mapping[str, str] | None = None) -> dict:
     """The plan of the composed experiment ``params`` (a plain dict). See the module docstring."""
     paths = paths or Paths()
@@ -218,8 +234,10 @@ def plan(params: Mapping, paths: Paths | None = None, env: Mapping[str, str] | N
                              f"from the prior library")
                 lp = paths.library((params.get("library") or {}).get("prior") or "prior")
             library = load_library(lp)
+        budget = _run_budget(params, run, paths, rows, notes)
         with closing(DryRunGateway(run_model(params, run), cache, history, synth)) as gw:
-            recs, _ = pipeline.responses(params, run, gw, questions if m.wants_questions(settings) else None, library)
+            recs, _ = pipeline.responses(params, run, gw, questions if m.wants_questions(settings) else None, library,
+                                         budget)
         run_rows = _rows("responses", run, gw)
         for r in run_rows:
             if r["purpose"] == "test turn":
