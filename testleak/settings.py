@@ -227,6 +227,9 @@ class Experiment(_Strict):
             if self.baseline_max_responses is None:
                 raise _rule("baseline_max_responses", None, "an integer >= 1 (the hard cap on a baseline's responses "
                             "under baseline_budget: match_ours)")
+            if self.calibration_runs:
+                raise _rule("baseline_budget", "match_ours", "an integer >= 1 (LLM responses) in a canary "
+                            "experiment: its runs execute inside one stage, match_ours is for the per-run stages")
             if any(r.method != "ours" for r in self.protocol.values()) and not any(
                     r.method == "ours" for r in self.protocol.values()):
                 raise _rule("baseline_budget", "match_ours", "an integer >= 1: experiment.protocol has no run of "
