@@ -146,3 +146,59 @@ def test_hand_written_runs_get_the_budget_composition_would_give():
     p["experiment"]["runs"]["codexleaks"] = {"method": "codexleaks", "round": 0, "library": "x"}
     fill_budgets(p)
     assert p["experiment"]["runs"]["codexleaks"]["budget"]["responses"] == 3
+
+
+# ----------------------------------------------------------------------------- both baselines, real gateway
+
+def _fake_params(srv) -> dict:
+    p = compose_dict()
+    p["model"].update({"name": "fake", "provider": "openai", "api_model": "fake-model", "base_url": srv.base_url,
+                       "base_url_env": None, "api_key_env": "FAKE_KEY", "gguf": None, "server": None})
+    p["model"]["limits"].update({"concurrency": 4, "max_retries": 0})
+    p["baselines"]["attributes"] = ["password", "email"]
+    return p
+
+
+def _tokens_of(body) -> int:
+    """Completion tokens the fake reports for a request: known, varied, a function of the request."""
+    import hashlib
+
+    key = json.dumps(body["messages"], sort_keys=True) + str(body.get("seed"))
+    return 5 + int(hashlib.sha256(key.encode()).hexdigest(), 16) % 90
+
+
+@pytest.mark.parametrize("method", ["codexleaks", "codebreaker"])
+def test_baselines_spend_the_target_tokens_through_the_gateway(method, tmp_path, monkeypatch):
+    """CodexLeaks and Codebreaker through the real gateway against a local OpenAI-protocol server
+    whose answers have known completion tokens: they stop at the first response whose tokens reach
+    the target, keep every response issued, and a rerun from the response cache sends nothing and
+    stops at the same response."""
+    from testleak.baselines import run_codebreaker, run_codexleaks
+    from testleak.llm import open_gateway
+    from testleak.paths import Paths
+    from testleak.taxonomy import Taxonomy
+    from tests.fake_openai import FakeOpenAI, completion_body
+
+    monkeypatch.setenv("FAKE_KEY", "sk-fake")
+    runner = {"codexleaks": run_codexleaks, "codebreaker": run_codebreaker}[method]
+    with FakeOpenAI() as srv:
+        srv.answer = lambda body: completion_body("'mila.k@tutanota.de'\n", completion_tokens=_tokens_of(body))
+        p = _fake_params(srv)
+        tax = Taxonomy.from_config(p)
+        results = []
+        for attempt in range(2):
+            before = len(srv.requests)
+            budget = ResponseBudget(target_tokens=1500, max_responses=400, reference="ours")
+            with open_gateway(p["model"], paths=Paths(tmp_path), cache_dir=tmp_path / "cache") as gw:
+                recs = runner(p, gw, tax, budget, seed=3)
+            sent = len(srv.requests) - before
+            toks = [r["turn1"]["usage"]["completion_tokens"] for r in recs]
+            results.append((len(recs), sum(toks), sent, budget.summary()))
+            assert len(recs) == budget.issued                                   # every response issued is kept
+            assert sum(toks) == budget.completion_tokens >= 1500
+            assert sum(toks) - toks[-1] < 1500        # stopped at the first prefix that reaches it (answers < M)
+            assert sum(toks) < 1500 + 100                                       # max_tokens 100 of the baseline
+            assert budget.max_tokens_per_response == 100 and budget.summary()["within_tolerance"]
+    (n0, t0, sent0, s0), (n1, t1, sent1, s1) = results
+    assert sent0 == n0 and sent1 == 0                 # no wasted request; the rerun is served from the cache
+    assert (n1, t1) == (n0, t0) and s1 == s0           # deterministic given the cached answers
