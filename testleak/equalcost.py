@@ -45,19 +45,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from .config import ROOT
 from .errors import ConfigError, DataError
-from .paths import Paths
 
 MATCH_OURS = "match_ours"
 TOLERANCE = 0.10                    # the issue's "within 10 %" (reported, not a stop rule parameter)
-_P = Paths(ROOT)
-QUESTIONS_STATS = _P.questions_stats.relative_to(ROOT).as_posix()    # data/questions/stats.json
+# Where testleak.paths.Paths places these files, relative to the project root (this module sits
+# below config and paths in the layer order, so it names them; tests/test_equalcost.py checks
+# they equal Paths.questions_stats and Paths.stats("responses", run)).
+QUESTIONS_STATS = "data/questions/stats.json"
 
 
 def responses_stats_path(run: str) -> str:
-    """The responses stats of ``run``, relative to the project root (testleak.paths places it)."""
-    return _P.stats("responses", run).relative_to(ROOT).as_posix()
+    """The responses stats of ``run``, relative to the project root."""
+    return f"data/runs/{run}/responses_stats.json"
 
 
 # ----------------------------------------------------------------------------- composition
@@ -254,9 +254,9 @@ def run_budget(params: Mapping, run: str, root: str | Path, max_tokens_per_respo
                ) -> ResponseBudget | None:
     """The :class:`ResponseBudget` of a baseline ``run`` (None for ours), reading the reference
     run's responses stats under ``root`` for ``match_ours``."""
-    from .config import run_spec
-
-    spec = run_spec(params, run)
+    spec = dict(((params.get("experiment") or {}).get("runs") or {}).get(run) or {})
+    if not spec:
+        raise ConfigError(f"unknown run {run!r} (experiment.runs in params.yaml)")
     b = spec.get("budget")
     if not b:   # hand-written params without run budgets: the experiment's integer
         n = (params.get("experiment") or {}).get("baseline_budget")

@@ -202,3 +202,13 @@ def test_baselines_spend_the_target_tokens_through_the_gateway(method, tmp_path,
     (n0, t0, sent0, s0), (n1, t1, sent1, s1) = results
     assert sent0 == n0 and sent1 == 0                 # no wasted request; the rerun is served from the cache
     assert (n1, t1) == (n0, t0) and s1 == s0           # deterministic given the cached answers
+
+
+def test_the_files_budgets_are_read_from_are_where_paths_puts_them():
+    from testleak.config import ROOT
+    from testleak.equalcost import QUESTIONS_STATS, responses_stats_path
+    from testleak.paths import Paths
+
+    paths = Paths(ROOT)
+    assert QUESTIONS_STATS == paths.questions_stats.relative_to(ROOT).as_posix()
+    assert responses_stats_path("ours--m") == paths.stats("responses", "ours--m").relative_to(ROOT).as_posix()
