@@ -166,6 +166,10 @@ class EvolveSettings:
                    bool(cfg.get("restart_on_stall", True)))
 
 
+def _completion_tokens(record: Mapping) -> int:
+    return int((((record or {}).get("turn1") or {}).get("usage") or {}).get("completion_tokens") or 0)
+
+
 class _Search:
     """The state of one search: the budget left, every evaluated prompt, the texts taken."""
 
@@ -194,8 +198,9 @@ class _Search:
         if not plan:
             return []
         scored = [Scored(p, k, f, recs) for (p, k), (f, recs) in zip(plan, self.evaluate(plan), strict=True)]
-        self.budget.record([int(((r.get("turn1") or {}).get("usage") or {}).get("completion_tokens") or 0)
-                            for s in scored for r in s.records])
+        # one entry per requested sample (k per prompt), with the completion tokens of its record
+        self.budget.record([_completion_tokens(s.records[i]) if i < len(s.records) else 0
+                            for s in scored for i in range(s.samples)])
         self.done.extend(scored)
         return scored
 
