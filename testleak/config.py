@@ -218,8 +218,16 @@ def compose(overrides: Sequence[str] = (), conf_dir: str | os.PathLike | None = 
     return cfg
 
 
-def compose_dict(overrides: Sequence[str] = (), conf_dir=None) -> dict:
-    return OmegaConf.to_container(compose(overrides, conf_dir), resolve=True)
+def compose_dict(overrides: Sequence[str] = (), conf_dir=None, check_files: bool = True) -> dict:
+    """:func:`compose` resolved to plain containers (``validated_by`` does not validate again:
+    ``compose`` just did, with ``check_files``)."""
+    global _composing
+    cfg = compose(overrides, conf_dir, check_files=check_files)
+    _composing += 1
+    try:
+        return OmegaConf.to_container(cfg, resolve=True)
+    finally:
+        _composing -= 1
 
 
 def dump_params(cfg: DictConfig | dict, path: str | os.PathLike) -> None:

@@ -10,7 +10,7 @@ import os
 import pytest
 
 from testleak.canary import make_canary_corpus, read_ground_truth, report_calibration, run_calibration, run_finetune
-from testleak.canary.pipeline import CanaryPaths
+from testleak.canary.pipeline import CanaryPaths, CanaryRunPaths
 from testleak.config import ROOT, compose_dict
 from testleak.paths import Paths
 from testleak.records import read_jsonl
@@ -33,6 +33,7 @@ def test_canary_tiny_end_to_end(tmp_path):
                            "canary.check_index=false"])
     paths = Paths(tmp_path)
     cp = CanaryPaths(paths)
+    rp = CanaryRunPaths(tmp_path)   # calibration runs live under data/canary/runs/RUN
 
     stats = make_canary_corpus(params, paths, files=iter_site_packages([".py"]))
     truth = read_ground_truth(cp.ground_truth)
@@ -60,20 +61,21 @@ def test_canary_tiny_end_to_end(tmp_path):
     ok = []
     for s in summaries:
         for stage in ("candidates", "judged", "verified", "confirmed"):
-            assert paths.stats(stage, s["run"]).exists(), (s["run"], stage)
-        resps = read_jsonl(paths.responses(s["run"]), kind="response")
+            assert rp.stats(stage, s["run"]).exists(), (s["run"], stage)
+        resps = read_jsonl(rp.responses(s["run"]), kind="response")
         assert len(resps) == s["responses"] and s["response_status"]["ok"] == sum(r["status"] == "ok" for r in resps)
         ok += [r for r in resps if r["status"] == "ok"]
     assert ok, [s["response_status"] for s in summaries]
     assert all(r["tests_text"].strip() and r["model"] for r in ok)
     rep = report_calibration(params, paths, summaries)
-    assert rep["files"] == ["by_attribute.csv", "canary.md", "curves.csv", "recall.csv", "recall_curves.png"]
+    assert rep["files"] == ["by_attribute.csv", "canary.md", "curves.csv", "paired_tests.csv", "recall.csv",
+                            "recall_curves.png"]
     rows = list(csv.DictReader((cp.report_dir / "recall.csv").open()))
     assert [r["run"] for r in rows] == [s["run"] for s in summaries]
     assert all(r["planted"] == "2" for r in rows)
     # recall is computed against the ground-truth file: a run whose candidates contain a canary counts it
     for r, s in zip(rows, summaries):
-        cands = read_jsonl(paths.candidates(s["run"]))
+        cands = read_jsonl(rp.candidates(s["run"]))
         hits = {t["id"] for t in truth for c in cands if t["value"] in c["value"]}
         assert int(r["recovered"]) >= len(hits)
     by_attr = list(csv.DictReader((cp.report_dir / "by_attribute.csv").open()))

@@ -129,3 +129,23 @@ def test_reports_show_models_families_and_the_mean(tmp_path):
     assert t4[("no_fl", "mean over families")][10] == "37.5%"
     text = (tmp_path / "paper_comparison.md").read_text(encoding="utf-8")
     assert "run `ours--mean`" in text and "third (family qwen)" in text
+
+
+def test_prepare_assembles_every_local_model_of_the_experiment_once():
+    """`python -m testleak.prepare` covers the runs' models, the judge and the questioner; one GGUF
+    file under two names (tiny_two_models: the embedded model with another seed) is assembled once;
+    a human-review policy whose labels file does not exist yet does not stop it."""
+    from testleak.config import compose_dict
+    from testleak.prepare import local_models
+
+    def names(overrides):
+        return [(role, m["name"]) for role, m in local_models(compose_dict(overrides, check_files=False))]
+
+    assert names([]) == [("model", "qwen2.5-coder-0.5b")]
+    assert names(["experiment=tiny_two_models"]) == [("model", "qwen2.5-coder-0.5b")]
+    assert names(["model=qwen2.5-coder-1.5b"]) == [("model", "qwen2.5-coder-1.5b"), ("judge", "qwen2.5-coder-0.5b")]
+    # experiment=paper: hosted test models, a local judge of another size
+    assert names(["experiment=paper", "judge=qwen2.5-coder-1.5b", "questioner=gpt-4o"])[1:] == [
+        ("judge", "qwen2.5-coder-1.5b")]
+    with pytest.raises(ConfigError, match="labels_file"):
+        compose_dict(["experiment=paper"])

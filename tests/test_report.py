@@ -249,3 +249,20 @@ def test_a_run_that_lost_calls_is_marked_incomplete_in_every_report(project, tmp
     for p in tmp_path.glob("*.md"):
         text = p.read_text(encoding="utf-8")
         assert "Incomplete: run `ours` lost calls to errors (judged 2, verified 1)" in text, p.name
+
+
+def test_reports_say_what_a_zero_means_at_this_size(project):
+    """Issue 15 item 7: beside the zeros, each run's size, the largest rate a zero is compatible
+    with (95 % Wilson upper bound of 0 / test cases: z^2 / (n + z^2)), and the canary command."""
+    from scipy.stats import norm
+
+    z2 = norm.ppf(0.975) ** 2
+    for run in ("ours", "ours_no_fl"):
+        total = json.loads((project / f"data/metrics/{run}.json").read_text())["steps"]["total"]
+        n, k = total["test_cases"], total["confirmed"]
+        assert n > 0 and k > 0
+        want = f"`{run}` {n} test cases, {k} confirmed (a 0 here is compatible with up to {z2 / (n + z2) * 1000:.1f}‰)"
+        for name in ("table2.md", "table3.md", "table4.md", "figure1.md"):
+            text = (project / "reports" / name).read_text(encoding="utf-8")
+            assert "Reading zeros: " in text and want in text, (name, want)
+            assert "dvc exp run -S experiment=canary_tiny" in text

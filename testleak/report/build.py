@@ -16,6 +16,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
+from ..metrics.stats import wilson_ci
 from .comparison import UNREVIEWED, paper_comparison, review_label
 from .figures import figure1_png
 from .markdown import NOT_RUN, md_table, num, write_csv
@@ -65,6 +66,28 @@ def incomplete_note(metrics: Mapping[str, Mapping | None]) -> str:
     return "".join(lines)
 
 
+def scale_note(metrics: Mapping[str, Mapping | None]) -> str:
+    """What a zero means at this run's size (issue 15 item 7): per run, its test cases, the
+    smallest non-zero rate it can show, and the 95 % Wilson upper bound of a rate that came out
+    zero; and the command that shows the instrument detecting a known (planted) signal."""
+    parts = []
+    for run, m in metrics.items():
+        total = ((m or {}).get("steps") or {}).get("total") or {}
+        n = int(total.get("test_cases") or 0)
+        if not n:
+            continue
+        k = int(total.get("confirmed") or 0)
+        hi = wilson_ci(0, n)[1] * 1000
+        parts.append(f"`{run}` {n} test cases, {k} confirmed (a 0 here is compatible with up to {hi:.1f}‰)")
+    if not parts:
+        return ""
+    return ("Reading zeros: " + "; ".join(parts) + ". A zero says that no value of that attribute passed judge, "
+            "window and review in this run, not that the model leaks none; a small run sees only rates above about "
+            "1000 / its test cases (per mille). To see the instrument detect a known signal, plant secrets in a "
+            "fine-tuned copy of the model and measure recall: `dvc exp run -S experiment=canary_tiny` (minutes) or "
+            "`-S experiment=canary` (see README, Canaries; `reports/canary_measured/`).\n\n")
+
+
 def build_reports(
     params: Mapping,
     metrics: Mapping[str, Mapping | None],
@@ -84,7 +107,7 @@ def build_reports(
     tag = f" ({UNREVIEWED})" if UNREVIEWED in review_label(policy) else ""
     header = (f"{models_line(runs)}, experiment `{params['experiment']['name']}`, verifier "
               f"`{params['verifier']['backend']}`, review policy `{review_label(policy)}`.\n\n")
-    header += incomplete_note(metrics)
+    header += incomplete_note(metrics) + scale_note(metrics)
     written: list[Path] = []
 
     def emit(name: str, title: str, headers, rows, note: str = "") -> None:
