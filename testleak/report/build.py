@@ -4,8 +4,8 @@ by side). Inputs are masked metrics only, so no raw candidate value can reach a 
 Files: table2.{md,csv}, table3.{md,csv}, table4.{md,csv}, figure1.{md,csv,png}, figure1_tokens.png
 (Figure 1 with completion tokens spent on the x axis), paper_comparison.md. Tables comparing
 methods (Table 3, Figure 1's table, the paper comparison's Table 3) state each run's budget:
-calls, prompt and completion tokens and how it was set (testleak/equalcost.py). Each Markdown file names the model, experiment, verifier backend and
-review policy it was produced with; results under review policy ``auto`` carry
+calls, prompt and completion tokens and how it was set (testleak/equalcost.py). Each Markdown
+file names the model, experiment, verifier backend and review policy it was produced with; results under review policy ``auto`` carry
 "(unreviewed)" in every table and figure title.
 """
 
