@@ -39,7 +39,7 @@ import os
 from collections import defaultdict
 from contextlib import closing
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from . import methods, pipeline
 from .config import run_model, run_spec
@@ -163,17 +163,32 @@ def _code_answer(attrs: list[str], taxonomy: Taxonomy, tokens: int) -> str:
     return head + lines + body + "```"
 
 
-def _run_budget(params: Mapping, run: str, paths: Paths, rows: list[dict], notes: list[str]):
-    """A baseline's budget (testleak/equalcost.py); under match_ours, before its reference has run,
-    the completion tokens planned for the reference above (its runs come first in the protocol)."""
+SAMPLE_RESPONSES = 200   # a match_ours baseline whose reference has not run: responses dry-run, then scaled
+
+
+def _run_budget(params: Mapping, run: str, paths: Paths, rows: list[dict], notes: list[str],
+                history: "History", settings) -> tuple[Any, float]:
+    """A baseline's budget (testleak/equalcost.py) and the factor its planned rows are scaled by.
+
+    Under match_ours, before its reference has run, the target is the completion tokens planned
+    for the reference above (its runs come first in the protocol); the responses needed are
+    estimated as target / completion tokens per answer of the baseline (call log, else max_tokens:
+    then a lower bound on calls), at most ``max_responses``; the stage's code is dry-run for at most
+    ``SAMPLE_RESPONSES`` of them and the rows scaled (the plan of ``experiment=paper`` would
+    otherwise dry-run tens of thousands of responses)."""
     b = run_spec(params, run).get("budget") or {}
     if b.get("kind") != MATCH_OURS or (paths.root / b["reads"]).exists():
-        return run_budget(params, run, paths.root)
+        return run_budget(params, run, paths.root), 1.0
     planned = sum(r["completion_tokens"] for r in rows if r["stage"] == "responses" and r["run"] == b["reference"])
+    method = settings.method
+    max_tokens = ((params.get("baselines") or {}).get(method) or {}).get("sampling", {}).get("max_tokens")
+    per, basis = history.completion(run_model(params, run)["name"], f"{method} prompts", max_tokens)
+    need = min(int(b["max_responses"]), max(1, math.ceil(planned / max(1, per))))
+    sample = min(need, SAMPLE_RESPONSES)
     notes.append(f"responses@{run}: matches the completion tokens of {b['reference']}, which has not run yet: "
-                 f"sized for the {planned} planned (an estimate)")
-    return ResponseBudget(target_tokens=max(1, int(planned)), max_responses=int(b["max_responses"]),
-                          reference=b["reference"])
+                 f"{planned} planned / {per:.0f} per answer ({basis}) = {need} responses (an estimate; "
+                 f"cap {b['max_responses']}){f', dry-run for {sample} and scaled' if sample < need else ''}")
+    return ResponseBudget(responses=sample), need / sample
 
 
 def plan(params: Mapping, paths: Paths | None = None, env: Mapping[str, str] | None = None) -> dict:
@@ -234,11 +249,15 @@ def plan(params: Mapping, paths: Paths | None = None, env: Mapping[str, str] | N
                              f"from the prior library")
                 lp = paths.library((params.get("library") or {}).get("prior") or "prior")
             library = load_library(lp)
-        budget = _run_budget(params, run, paths, rows, notes)
+        budget, scale = _run_budget(params, run, paths, rows, notes, history, settings)
         with closing(DryRunGateway(run_model(params, run), cache, history, synth)) as gw:
             recs, _ = pipeline.responses(params, run, gw, questions if m.wants_questions(settings) else None, library,
                                          budget)
         run_rows = _rows("responses", run, gw)
+        if scale != 1.0:       # a match_ours baseline sized from a sample (see _run_budget)
+            for r in run_rows:
+                r.update({k: round(r[k] * scale) for k in ("calls", "prompt_tokens", "completion_tokens")})
+                r["basis"] += f"; scaled x{scale:.2f} from a dry-run sample (equal completion tokens of ours)"
         for r in run_rows:
             if r["purpose"] == "test turn":
                 share = history.ratio(("responses", "test turn"), ("responses", "code turn"), run)
@@ -254,7 +273,7 @@ def plan(params: Mapping, paths: Paths | None = None, env: Mapping[str, str] | N
         # judged@RUN: one call per (rule-passing) candidate: depends on the model's output
         if mode == "rules":
             continue
-        responses_n = sum(r["status"] == "ok" for r in recs)
+        responses_n = round(sum(r["status"] == "ok" for r in recs) * scale)   # scale: see _run_budget
         per = history.ratio(("judged", "judge"), ("responses", RESPONSE_PURPOSES), run)
         if per is not None:
             calls, basis = round(responses_n * per[0]), f"estimate: judge calls per response {per[1]}"
