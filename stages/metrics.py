@@ -7,9 +7,12 @@ data/questions/questions.jsonl when present, for the attributes of each question
 masked outputs only (counts, rates, value hashes):
 
 - data/metrics/RUN.json                       (all metrics + confirmed keys + LLM cost and cost per
-                                              confirmed leak; input of the report)
+                                              confirmed leak + efficiency: the elicitation budget and
+                                              confirmed per 1,000 completion tokens / per 100 calls;
+                                              input of the report)
 - metrics/RUN.json                                 (headline numbers, in git: DVC metrics)
-- metrics/plots/RUN_confirmed_vs_responses.csv     (DVC plots: cumulative confirmed per category)
+- metrics/plots/RUN_confirmed_vs_responses.csv     (DVC plots: cumulative confirmed per category and
+                                                   completion tokens spent)
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from __future__ import annotations
 import json
 
 from testleak.llm.budget import run_cost
-from testleak.metrics import headline, run_curve, run_meta, run_metrics, write_curve
+from testleak.metrics import efficiency, headline, run_curve, run_meta, run_metrics, write_curve
 from testleak.paths import Paths
 from testleak.stage import entry, load_stage_params, run_argument
 from testleak.records import read_jsonl, write_json
@@ -43,12 +46,12 @@ def main(argv: list[str]) -> int:
         default_tests=params["experiment"]["tests_per_function"] if ours else 1, per_test=ours,
         policy=params["review"]["policy"],
     )
+    stats = {s: json.loads(paths.stats(s, run).read_text(encoding="utf-8")) for s in ("responses", "judged")
+             if paths.stats(s, run).exists()}
     # LLM cost of the run (responses + judge, at the models' prices) and cost per confirmed leak
-    m["cost"] = run_cost([json.loads(paths.stats(s, run).read_text(encoding="utf-8")) for s in ("responses", "judged")
-                          if paths.stats(s, run).exists()], m["steps"]["total"]["confirmed"])
-    # LLM cost of the run (responses + judge, at the models' prices) and cost per confirmed leak
-    m["cost"] = run_cost([json.loads(paths.stats(s, run).read_text(encoding="utf-8")) for s in ("responses", "judged")
-                          if paths.stats(s, run).exists()], m["steps"]["total"]["confirmed"])
+    m["cost"] = run_cost(list(stats.values()), m["steps"]["total"]["confirmed"])
+    # the elicitation budget (calls, tokens) and confirmed per 1,000 completion tokens / per 100 calls
+    m["efficiency"] = efficiency(m["steps"]["total"]["confirmed"], stats.get("responses"))
     write_json(paths.run_metrics(run), m)
     write_json(paths.metrics(run), headline(m, tax.categories))
     write_curve(paths.metrics_plot(run), run_curve(responses, confirmed, tax, candidates), tax.categories)

@@ -10,8 +10,12 @@ run's library (``prior`` or a previous run's data/library/<run>.json); ``codexle
 (``experiment.runs.RUN.model``). Library function:
 :func:`testleak.pipeline.responses`.
 
+A baseline's budget is the run's ``budget`` (testleak/equalcost.py): a number of responses, or
+under ``experiment.baseline_budget: match_ours`` the completion tokens of the same model's run
+of ours, read from its data/runs/<reference>/responses_stats.json (a dep of this stage).
+
 Writes data/runs/RUN/responses.jsonl (response/1, atomically) and responses_stats.json (counts
-by status, tokens and cost of the answers used, ``partial`` when the spending cap ``budget``
+by status, tokens and cost of the answers used, ``budget`` (what was allowed and spent, why it stopped), ``partial`` when the spending cap ``budget``
 stopped it: then it exits 3); the gateway cache makes a rerun after an interruption repeat no
 call. Prints counts by status (no raw values).
 """
@@ -22,6 +26,7 @@ import sys
 
 from testleak import pipeline
 from testleak.config import run_model
+from testleak.equalcost import run_budget
 from testleak.llm import open_gateway
 from testleak.paths import Paths
 from testleak.llm.budget import budget_settings
@@ -32,12 +37,20 @@ def main(argv: list[str]) -> int:
     params, run = stage_params(argv, "responses")
     paths = Paths()
     questions, library = pipeline.method_inputs(params, paths, run)
+    budget = run_budget(params, run, paths.root)   # a baseline's responses or ours' completion tokens to match
     model = run_model(params, run)
     with open_gateway(model, paths=paths, attribution={"stage": "responses", "run": run},
                       budget=budget_settings(params)) as gw:
-        records, stats = pipeline.responses(params, run, gw, questions, library)
+        records, stats = pipeline.responses(params, run, gw, questions, library, budget)
     pipeline.write_artifact(paths, "responses", run, records, stats)
-    print(f"responses@{run}: " + ", ".join(f"{k}={v}" for k, v in stats.items() if k not in ("run", "llm")), file=sys.stderr)
+    print(f"responses@{run}: " + ", ".join(f"{k}={v}" for k, v in stats.items() if k not in ("run", "llm", "budget")),
+          file=sys.stderr)
+    b = stats.get("budget") or {}
+    if b.get("kind") == "match_ours":
+        print(f"responses@{run}: {b['completion_tokens']} completion tokens for a target of "
+              f"{b['target_completion_tokens']} ({b['reference']}): ratio {b['ratio']}, stop: {b['stop']}"
+              + ("" if b["within_tolerance"] else " (NOT within 10 %: raise experiment.baseline_max_responses)"),
+              file=sys.stderr)
     check_budget(f"responses@{run}", gw, written=f" ({stats['ok']} ok of {stats['responses']} responses)")
     check_errors(f"responses@{run}", records, "response", params, model)
     return 0

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import yaml
 from omegaconf import DictConfig, OmegaConf, open_dict
@@ -114,14 +114,22 @@ def run_name(protocol_run: str, model_id: str | None) -> str:
     return protocol_run if model_id is None else f"{protocol_run}{MODEL_SEP}{model_id}"
 
 
-def unroll_runs(protocol: dict, models: dict, default_model: dict, libraries: Sequence[str]) -> dict:
+def unroll_runs(protocol: dict, models: dict, default_model: dict, libraries: Sequence[str],
+                budget: Mapping | None = None) -> dict:
     """``{"runs": ..., "library_from": ...}``: every protocol run for every model of ``models``
     (``{}``: the ``model`` group's ``default_model`` alone, run names unchanged). A protocol run's
     ``library`` that is a library file named after another protocol run (``data/library/ours.json``)
     becomes that run's file for the same model (``data/library/ours--gpt-4o.json``).
-    ``libraries``: the protocol runs whose confirmed leaks build a library (stage library@RUN)."""
+    ``libraries``: the protocol runs whose confirmed leaks build a library (stage library@RUN).
+    ``budget``: ``{baseline_budget, baseline_max_responses, ablation}`` of the experiment: every run
+    carries its ``budget`` (:func:`testleak.equalcost.run_budgets`; a baseline under ``match_ours``
+    names the same model's run of ours it matches). None: runs carry no budget."""
+    from .equalcost import run_budgets
+
     ids = list(models) or [None]
     runs: dict = {}
+    budgets = (run_budgets(protocol, budget.get("baseline_budget"), budget.get("baseline_max_responses"),
+                           budget.get("ablation"), run_name) if budget is not None else None)
     for name, spec in protocol.items():
         for mid in ids:
             lib = str(spec["library"])
@@ -130,6 +138,8 @@ def unroll_runs(protocol: dict, models: dict, default_model: dict, libraries: Se
                 lib = Path(lib).with_name(f"{run_name(stem, mid)}.json").as_posix()
             runs[run_name(name, mid)] = {**spec, "library": lib,
                                          "model": dict(models[mid] if mid is not None else default_model)}
+            if budgets is not None:
+                runs[run_name(name, mid)]["budget"] = budgets[name](mid)
     unknown = [r for r in libraries if r not in protocol]
     if unknown:
         raise ConfigError(f"experiment.libraries = {unknown}: expected names of experiment.protocol "
@@ -147,9 +157,19 @@ def _runs_resolver(what: str, *, _root_):
         models = OmegaConf.to_container(exp.models, resolve=True) if "models" in exp else {}
         libraries = OmegaConf.to_container(exp.libraries, resolve=True) if "libraries" in exp else []
         default_model = OmegaConf.to_container(_root_.model, resolve=True)
+        budget = {"baseline_budget": exp.get("baseline_budget"),
+                  "baseline_max_responses": exp.get("baseline_max_responses"),
+                  "ablation": OmegaConf.select(_root_, "ablation.name", default=None)}
     except OmegaConfBaseException as e:
         raise ConfigError(f"cannot resolve the experiment's protocol or models: {str(e).splitlines()[0]}") from None
-    return OmegaConf.create(unroll_runs(protocol or {}, models or {}, default_model, libraries or [])[what])
+    try:
+        from .equalcost import run_budgets
+
+        run_budgets(protocol or {}, budget["baseline_budget"], budget["baseline_max_responses"], budget["ablation"],
+                    run_name)
+    except ConfigError:
+        budget = None   # a bad baseline budget: the schema reports it with where it came from (testleak.settings)
+    return OmegaConf.create(unroll_runs(protocol or {}, models or {}, default_model, libraries or [], budget)[what])
 
 
 # -- the canary spec file as a DVC dep ------------------------------------------------------------

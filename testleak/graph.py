@@ -43,6 +43,8 @@ from .paths import Paths
 
 RUN = "${key}"                    # the run of a per-run stage (foreach over experiment.runs)
 RUN_LIBRARY = "${item.library}"   # that run's input library (prior YAML or data/library/<run>.json)
+RUN_BUDGET = "${item.budget.reads}"  # what its budget is read from (testleak/equalcost.py: ours' responses stats
+                                     # for a baseline under match_ours, else the questions stats, read anyway)
 PACKAGES = ("testleak", "stages")  # project code; everything else is a third-party dependency
 LAUNCHER = "stages/run"           # shell launcher of every stage; it runs `python -m stages NAME`
 
@@ -110,9 +112,10 @@ def declarations(paths: Paths | None = None) -> list[Stage]:
                       "experiment.scenarios",
                       "experiment.questions_per_scenario", "experiment.tests_per_function",
                       "experiment.functions_per_response", "experiment.hints_per_attribute",
-                      "experiment.baseline_budget", "budget", "experiment.name"],
+                      "budget", "experiment.name"],
+              # RUN_BUDGET: a baseline under match_ours reads the same model's ours' responses stats
               deps=[res("codexleaks.yaml"), res("codebreaker.yaml"), r(paths.questions), r(paths.questions_stats),
-                    RUN_LIBRARY],
+                    RUN_LIBRARY, RUN_BUDGET],
               outs=[run_files["responses"], stats("responses")]),
         Stage("candidates", foreach=per_run, args=RUN,
               params=["taxonomy", f"experiment.runs.{RUN}", "baselines.protocol", "baselines.codexleaks.filter",
@@ -144,7 +147,7 @@ def declarations(paths: Paths | None = None) -> list[Stage]:
         Stage("metrics", foreach=per_run, args=RUN,
               params=["experiment.name", f"experiment.runs.{RUN}", "experiment.scenarios",
                       "experiment.questions_per_scenario", "experiment.tests_per_function",
-                      "experiment.baseline_budget", "ablation.name", "judge.name",
+                      "ablation.name", "judge.name",
                       "verifier.backend", "review.policy", "taxonomy"],
               deps=[r(paths.questions), r(paths.questions_stats)] + list(run_files.values())
               + [stats(k) for k in ("responses", "candidates", "judged", "verified", "confirmed")],
@@ -157,7 +160,7 @@ def declarations(paths: Paths | None = None) -> list[Stage]:
               deps=[res("paper_results.yaml"), r(paths.run_metrics(RUN).parent), r(paths.metrics_plot(RUN).parent)],
               outs=[_nocache(r(paths.reports / f)) for f in (
                   "table2.md", "table2.csv", "table3.md", "table3.csv", "table4.md", "table4.csv", "table8.md", "table8.csv",
-                  "figure1.csv", "figure1.png", "figure1.md", "paper_comparison.md")]),
+                  "figure1.csv", "figure1.png", "figure1_tokens.png", "figure1.md", "paper_comparison.md")]),
         # Ground truth by planted canaries (beyond the paper): enabled by experiment=canary
         # (experiment.canary: [calibration]); empty in the other experiments.
         # canary.spec_dep: the user's spec file (canary.spec) or, without one, the example spec

@@ -24,6 +24,8 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from .baselines import run_codebreaker, run_codexleaks
 from .config import select
+from .equalcost import MATCH_OURS
+from .errors import ConfigError
 from .elicit.responses import ElicitSettings, elicit, questions_for_run
 from .taxonomy import Taxonomy
 
@@ -42,6 +44,7 @@ class RunInputs:
     gateway: Any                          # an open testleak.llm gateway for the model under test
     questions: list[dict] | None = None   # scenario questions (when Method.wants_questions)
     library: Mapping | None = None        # the run's privacy feature library (when Method.wants_library)
+    budget: Any = None                    # a baseline's testleak.equalcost.ResponseBudget (None: experiment.baseline_budget)
 
 
 @dataclass(frozen=True)
@@ -97,7 +100,13 @@ def elicit_ours(inp: RunInputs) -> Iterator[dict]:
 def _baseline(runner) -> Callable[[RunInputs], Iterator[dict]]:
     def run(inp: RunInputs) -> Iterator[dict]:
         s = inp.settings
-        budget = int((inp.params["experiment"] or {}).get("baseline_budget") or 0)
+        budget = inp.budget
+        if budget is None:
+            n = (inp.params["experiment"] or {}).get("baseline_budget") or 0
+            if n == MATCH_OURS:
+                raise ConfigError(f"run {s.run!r}: experiment.baseline_budget is {MATCH_OURS}, which needs the "
+                                  f"reference run's spend (testleak.equalcost.run_budget): pass it as RunInputs.budget")
+            budget = int(n)
         for r in runner(inp.params, inp.gateway, inp.taxonomy, budget, s.seed, run_round=s.round):
             yield {**r, "run": s.run}
     run.__name__ = f"elicit_{runner.__name__.removeprefix('run_')}"

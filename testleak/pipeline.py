@@ -128,16 +128,20 @@ def run_params(params: Mapping, run: str) -> Mapping:
 
 
 def responses(params: Mapping, run: str, gateway, questions: list[dict] | None = None,
-              library: Mapping | None = None) -> tuple[list[dict], dict]:
+              library: Mapping | None = None, budget=None) -> tuple[list[dict], dict]:
     """The run's method (looked up in :mod:`testleak.methods`) against the run's model under
-    test (``gateway``, opened on :func:`testleak.config.run_model`)."""
+    test (``gateway``, opened on :func:`testleak.config.run_model`). ``budget``: a baseline's
+    :class:`testleak.equalcost.ResponseBudget` (:func:`testleak.equalcost.run_budget`; None: the
+    experiment's integer ``baseline_budget``); its summary goes to the stats (``budget``)."""
     params = run_params(params, run)
     settings = ElicitSettings.from_params(params, run)
     m = methods.get(settings.method)
-    inp = methods.RunInputs(params, settings, Taxonomy.from_config(params), gateway, questions, library)
+    inp = methods.RunInputs(params, settings, Taxonomy.from_config(params), gateway, questions, library, budget)
     recs = list(m.elicit(inp))
-    return recs, {"run": run, "method": m.name, "variant": settings.variant, **methods.summarize(recs),
-                  **_spend(gateway)}
+    stats = {"run": run, "method": m.name, "variant": settings.variant, **methods.summarize(recs), **_spend(gateway)}
+    if budget is not None:
+        stats["budget"] = budget.summary()
+    return recs, stats
 
 
 def _spend(gateway) -> dict:

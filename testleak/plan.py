@@ -11,7 +11,9 @@ that keeps the stage going:
   a synthetic answer lists the requested number of tasks, so uncached scenarios need one try);
 - ``responses@RUN``: :func:`testleak.pipeline.responses`, i.e. the run's registered method: the
   question plan, code turn, G(c) selection (``functions_per_response``), hints, test turn;
-  CodexLeaks' prompt plan and Codebreaker's evolution within ``baseline_budget``. A synthetic
+  CodexLeaks' prompt plan and Codebreaker's evolution within the run's budget (under
+  ``baseline_budget: match_ours`` the completion tokens of the same model's ours: its stats when
+  it has run, else its planned tokens above, :mod:`testleak.equalcost`). A synthetic
   code answer is a function over the question's attributes, so every question gets a test turn
   (an upper bound; the call log's share of test turns per code turn refines the expectation);
 - ``judged@RUN``: one call per candidate (rule-passing candidate for ``judge_mode: both``), which
@@ -37,10 +39,11 @@ import os
 from collections import defaultdict
 from contextlib import closing
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from . import methods, pipeline
-from .config import run_model, run_protocol
+from .config import run_model, run_protocol, run_spec
+from .equalcost import MATCH_OURS, ResponseBudget, run_budget
 from .elicit import generate_questions
 from .elicit.questions import generic_questions, question_prompt
 from .elicit.responses import ElicitSettings
@@ -160,6 +163,34 @@ def _code_answer(attrs: list[str], taxonomy: Taxonomy, tokens: int) -> str:
     return head + lines + body + "```"
 
 
+SAMPLE_RESPONSES = 200   # a match_ours baseline whose reference has not run: responses dry-run, then scaled
+
+
+def _run_budget(params: Mapping, run: str, paths: Paths, rows: list[dict], notes: list[str],
+                history: "History", settings) -> tuple[Any, float]:
+    """A baseline's budget (testleak/equalcost.py) and the factor its planned rows are scaled by.
+
+    Under match_ours, before its reference has run, the target is the completion tokens planned
+    for the reference above (its runs come first in the protocol); the responses needed are
+    estimated as target / completion tokens per answer of the baseline (call log, else max_tokens:
+    then a lower bound on calls), at most ``max_responses``; the stage's code is dry-run for at most
+    ``SAMPLE_RESPONSES`` of them and the rows scaled (the plan of ``experiment=paper`` would
+    otherwise dry-run tens of thousands of responses)."""
+    b = run_spec(params, run).get("budget") or {}
+    if b.get("kind") != MATCH_OURS or (paths.root / b["reads"]).exists():
+        return run_budget(params, run, paths.root), 1.0
+    planned = sum(r["completion_tokens"] for r in rows if r["stage"] == "responses" and r["run"] == b["reference"])
+    method = settings.method
+    max_tokens = ((params.get("baselines") or {}).get(method) or {}).get("sampling", {}).get("max_tokens")
+    per, basis = history.completion(run_model(params, run)["name"], f"{method} prompts", max_tokens)
+    need = min(int(b["max_responses"]), max(1, math.ceil(planned / max(1, per))))
+    sample = min(need, SAMPLE_RESPONSES)
+    notes.append(f"responses@{run}: matches the completion tokens of {b['reference']}, which has not run yet: "
+                 f"{planned} planned / {per:.0f} per answer ({basis}) = {need} responses (an estimate; "
+                 f"cap {b['max_responses']}){f', dry-run for {sample} and scaled' if sample < need else ''}")
+    return ResponseBudget(responses=sample), need / sample
+
+
 def plan(params: Mapping, paths: Paths | None = None, env: Mapping[str, str] | None = None) -> dict:
     """The plan of the composed experiment ``params`` (a plain dict). See the module docstring."""
     paths = paths or Paths()
@@ -218,9 +249,15 @@ def plan(params: Mapping, paths: Paths | None = None, env: Mapping[str, str] | N
                              f"from the prior library")
                 lp = paths.library((params.get("library") or {}).get("prior") or "prior")
             library = load_library(lp)
+        budget, scale = _run_budget(params, run, paths, rows, notes, history, settings)
         with closing(DryRunGateway(run_model(params, run), cache, history, synth)) as gw:
-            recs, _ = pipeline.responses(params, run, gw, questions if m.wants_questions(settings) else None, library)
+            recs, _ = pipeline.responses(params, run, gw, questions if m.wants_questions(settings) else None, library,
+                                         budget)
         run_rows = _rows("responses", run, gw)
+        if scale != 1.0:       # a match_ours baseline sized from a sample (see _run_budget)
+            for r in run_rows:
+                r.update({k: round(r[k] * scale) for k in ("calls", "prompt_tokens", "completion_tokens")})
+                r["basis"] += f"; scaled x{scale:.2f} from a dry-run sample (equal completion tokens of ours)"
         for r in run_rows:
             if r["purpose"] == "test turn":
                 share = history.ratio(("responses", "test turn"), ("responses", "code turn"), run)
@@ -237,7 +274,7 @@ def plan(params: Mapping, paths: Paths | None = None, env: Mapping[str, str] | N
         # a baseline verified as published (its own filter, no judge: testleak/baselines/published.py)
         if mode == "rules" or run_protocol(params, run) == "published":
             continue
-        responses_n = sum(r["status"] == "ok" for r in recs)
+        responses_n = round(sum(r["status"] == "ok" for r in recs) * scale)   # scale: see _run_budget
         per = history.ratio(("judged", "judge"), ("responses", RESPONSE_PURPOSES), run)
         if per is not None:
             calls, basis = round(responses_n * per[0]), f"estimate: judge calls per response {per[1]}"

@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal, Mapping, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import ConfigError
 
@@ -154,10 +154,23 @@ class RunPlan(_Strict):
     verification: Literal["published", "shared"] | None = None
 
 
+class RunBudget(_Strict):
+    """What a run may spend (testleak/equalcost.py), resolved at composition: ``own`` (ours),
+    ``responses`` (a fixed number of LLM responses) or ``match_ours`` (the completion tokens of the
+    same model's run of ours, ``reference``, with at most ``max_responses``); ``reads``: the file
+    the budget is read from (a DVC dep of responses@RUN)."""
+    kind: Literal["own", "responses", "match_ours"]
+    responses: int | None = Field(default=None, ge=1)
+    reference: str | None = None
+    max_responses: int | None = Field(default=None, ge=1)
+    reads: str = Field(pattern=r"^data/")
+
+
 class Run(RunPlan):
     """A run of ``experiment.runs`` (a protocol run for one model, by ``${testleak_runs:runs}``):
-    it carries the config of its model under test."""
+    it carries the config of its model under test and its budget."""
     model: LLM
+    budget: RunBudget | None = None
 
 
 class LibraryFrom(_Strict):
@@ -176,7 +189,17 @@ class Experiment(_Strict):
     tests_per_function: int = Field(ge=1)
     functions_per_response: Annotated[int, Field(ge=1)] | Literal["all"]  # "all": every g in G(c) (experiment=paper)
     hints_per_attribute: Hints
-    baseline_budget: int = Field(ge=1)
+    # LLM responses per baseline run, or match_ours: each baseline spends the completion tokens of the
+    # same model's run of ours, with at most baseline_max_responses responses (testleak/equalcost.py)
+    baseline_budget: Annotated[int, Field(ge=1)] | Literal["match_ours"]
+    baseline_max_responses: int | None = Field(default=None, ge=1)
+
+    @field_validator("baseline_budget", mode="before")
+    @classmethod
+    def _baseline_budget(cls, v):
+        if v == "match_ours" or (isinstance(v, int) and not isinstance(v, bool) and v >= 1):
+            return v
+        raise _rule("", v, "an integer >= 1 (LLM responses) or 'match_ours' (the completion tokens of ours)")
     canary: list[Literal["calibration"]] = Field(default_factory=list)
     library_from: dict[str, LibraryFrom] = Field(default_factory=dict)
     # test models (id -> model config, composed from conf/model/ by the experiment's defaults);
@@ -202,6 +225,17 @@ class Experiment(_Strict):
         bad = [r for r in self.library_from if r not in self.runs]
         if bad:
             raise _rule("library_from", bad, f"names of experiment.runs ({', '.join(self.runs) or 'none'})")
+        if self.baseline_budget == "match_ours":
+            if self.baseline_max_responses is None:
+                raise _rule("baseline_max_responses", None, "an integer >= 1 (the hard cap on a baseline's responses "
+                            "under baseline_budget: match_ours)")
+            if self.calibration_runs:
+                raise _rule("baseline_budget", "match_ours", "an integer >= 1 (LLM responses) in a canary "
+                            "experiment: its runs execute inside one stage, match_ours is for the per-run stages")
+            if any(r.method != "ours" for r in self.protocol.values()) and not any(
+                    r.method == "ours" for r in self.protocol.values()):
+                raise _rule("baseline_budget", "match_ours", "an integer >= 1: experiment.protocol has no run of "
+                            "method ours to match")
         differ = [r for r, f in self.library_from.items() if f.library != self.runs[r].library]
         if differ:
             raise _rule("library_from", differ, "each run's own library (compose it from experiment.runs.RUN.library)")

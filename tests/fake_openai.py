@@ -2,7 +2,8 @@
 
 Stands in for hosted APIs (OpenAI, DeepSeek) that cannot be reached here. Each request
 pops the next scripted behaviour; with the script empty it answers normally: ``answer(body)``
-when set (the text for a request's JSON body), else ``default_text``. Requests are
+when set (the text for a request's JSON body, or a whole response body from
+:func:`completion_body`), else ``default_text``. Requests are
 counted and recorded (path, headers, JSON body) for assertions.
 """
 
@@ -60,7 +61,8 @@ class FakeOpenAI(LoopbackServer):
                     step = outer.script.pop(0) if outer.script else None
                 if step is None:
                     text = outer.answer(body) if outer.answer is not None else outer.default_text
-                    step = {"status": 200, "body": completion_body(text)}
+                    # answer() may return a whole body (completion_body(...), e.g. with its own usage)
+                    step = {"status": 200, "body": text if isinstance(text, dict) else completion_body(text)}
                 if step.get("delay"):
                     time.sleep(step["delay"])
                 payload = step.get("body", {})

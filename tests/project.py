@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from testleak.config import ROOT, compose, dump_params
+from testleak.equalcost import fill_budgets
 
 BIN = Path(sys.executable).parent
 
@@ -89,6 +90,7 @@ def make_project(dest: Path, overrides=(), edit=None, git: bool = True) -> Path:
     data = OmegaConf.to_container(cfg, resolve=True)
     if edit is not None:
         edit(data)
+        fill_budgets(data)   # runs written by hand get the budget composition would give them (dvc.yaml reads it)
     dump_params(data, dest / "params.yaml")
     fake_venv(dest)
     if git:

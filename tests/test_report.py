@@ -27,13 +27,20 @@ RESP_OF = {"c1": "r1", "c2": "r1", "c3": "r2", "c4": "r2", "c5": "r1"}
 REPOS = {"c1": [11, 12], "c2": [12], "c3": [40], "c5": [77]}
 
 
-def _write_run(root: Path, run: str, variant: str, statuses: dict, kept: set, confirmed: list):
+COMPLETION = {"r1": 1000, "r2": 1500, "r3": 500}   # completion tokens of each response (turn 1 + turn 2)
+
+
+def _write_run(root: Path, run: str, variant: str, statuses: dict, kept: set, confirmed: list, spend: dict | None = None):
     d = root / "data" / "runs" / run
     qs = {"r1": "q1", "r2": "q2", "r3": "q1"}
     write_jsonl(d / "responses.jsonl", [
         {"id": rid, "question_id": qs[rid], "method": "ours", "variant": variant, "status": st, "tests_requested": 5,
+         "turn1": {"usage": {"prompt_tokens": 100, "completion_tokens": COMPLETION[rid] - 200}},
+         "turn2": {"usage": {"prompt_tokens": 300, "completion_tokens": 200}},
          "tests_text": " ".join(v for c, (_, v) in RAW.items() if RESP_OF[c] == rid)}
         for rid, st in statuses.items()], kind="response")
+    if spend is not None:   # the responses stage's stats: what the run spent (its budget)
+        (d / "responses_stats.json").write_text(json.dumps({"run": run, "responses": len(statuses), "llm": spend}))
     cands = [c for c in RAW if RESP_OF[c] in statuses]
     write_jsonl(d / "candidates.jsonl", [
         {"id": c, "response_id": RESP_OF[c], "test_index": 0, "attribute": RAW[c][0], "value": RAW[c][1],
@@ -75,7 +82,8 @@ def project(tmp_path_factory):
 
     _write_run(root, "ours_no_fl", "no_fl", {"r1": "ok", "r2": "refused"}, {"c1", "c2", "c5"}, ["c1", "c5"])
     assert mstage.main(["ours_no_fl"]) == 0
-    _write_run(root, "ours", "none", {"r1": "ok", "r2": "ok", "r3": "refused"}, {"c1", "c2", "c3"}, ["c1", "c2", "c3"])
+    _write_run(root, "ours", "none", {"r1": "ok", "r2": "ok", "r3": "refused"}, {"c1", "c2", "c3"}, ["c1", "c2", "c3"],
+               spend={"calls": 6, "prompt_tokens": 1200, "completion_tokens": 3000, "model": "m"})
     assert mstage.main(["ours"]) == 0
     # a stale metrics file of a run this experiment does not declare is never read
     (root / "data/metrics/ours_old.json").write_text(json.dumps({"run": "ours_old", "variant": "no_cgq"}))
@@ -110,20 +118,51 @@ def test_headline_metrics_in_git(project):
     assert h == {"confirmed": 3, "instances": 3,
                  "permille": {"total": 100.0, "identifiable": 100.0, "private": 0.0, "secret": 100.0},
                  "lp1_permille": {"identifiable": 50.0, "private": 0.0, "secret": 100.0},
-                 "refusal_rate": 0.3333, "responses": 3, "tokens": 0}
+                 "refusal_rate": 0.3333, "responses": 3, "tokens": 3 * 400 + 3000,
+                 # the elicitation budget and confirmed (3 distinct) per 1,000 completion tokens / per 100 calls
+                 "efficiency": {"calls": 6, "prompt_tokens": 1200, "completion_tokens": 3000,
+                                "per_1k_completion_tokens": 1.0, "per_100_calls": 50.0}}
 
 
 def test_plot_csv(project):
     assert _csv(project / "metrics/plots/ours_confirmed_vs_responses.csv") == [
-        ["responses", "identifiable", "private", "secret", "all"],
-        ["1", "2", "0", "0", "2"], ["2", "2", "0", "1", "3"], ["3", "2", "0", "1", "3"]]
+        ["responses", "completion_tokens", "identifiable", "private", "secret", "all"],
+        ["1", "1000", "2", "0", "0", "2"], ["2", "2500", "2", "0", "1", "3"], ["3", "3000", "2", "0", "1", "3"]]
 
 
 def test_report_files_written(project):
     names = sorted(p.name for p in (project / "reports").iterdir())
     assert names == sorted(["table2.md", "table2.csv", "table3.md", "table3.csv", "table4.md", "table4.csv",
-                            "table8.md", "table8.csv", "figure1.md", "figure1.csv", "figure1.png", "paper_comparison.md"])
+                            "table8.md", "table8.csv", "figure1.md", "figure1.csv", "figure1.png", "figure1_tokens.png", "paper_comparison.md"])
     assert (project / "reports/figure1.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (project / "reports/figure1_tokens.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_comparison_tables_state_budgets(project):
+    """Table 3 and Figure 1's table (ours vs baselines) give each run's calls, prompt and completion
+    tokens, how its budget was set and confirmed per 1k completion tokens / per 100 calls."""
+    rows = _csv(project / "reports/table3.csv")
+    head = rows[0]
+    for col in ("Budget: calls", "Budget: prompt tokens", "Budget: completion tokens", "Budget rule",
+                "confirmed / 1k completion tokens", "confirmed / 100 calls"):
+        assert col in head, col
+    ours = next(r for r in rows if r[1] == "ours" and r[2] == "all")
+    cell = dict(zip(head, ours))
+    assert (cell["Budget: calls"], cell["Budget: prompt tokens"], cell["Budget: completion tokens"]) == ("6", "1200", "3000")
+    assert cell["Budget rule"] == "own (questions x tests)"
+    assert (cell["confirmed / 1k completion tokens"], cell["confirmed / 100 calls"]) == ("1", "50")
+    # the baselines of the default experiment are set to match ours' completion tokens (not run here)
+    cx = dict(zip(head, next(r for r in rows if r[1] == "codexleaks")))
+    assert cx["Budget: calls"] == "not run"
+    fig = (project / "reports/figure1.md").read_text(encoding="utf-8")
+    assert "figure1_tokens.png" in fig and "Budget: completion tokens" in fig
+    assert "| ours | ours | 3 | 2 | 0 | 1 | 6 | 1200 | 3000 | own (questions x tests) | 3 | 1 | 50 |" in fig
+    fig_csv = _csv(project / "reports/figure1.csv")
+    assert fig_csv[0][:5] == ["run", "method", "responses", "completion_tokens", "all"]
+    assert ["ours", "ours", "3", "3000", "3"] == fig_csv[[r[0] for r in fig_csv].index("ours") + 2][:5]
+    text = (project / "reports/paper_comparison.md").read_text(encoding="utf-8")
+    assert "6 calls, 1200 prompt + 3000 completion tokens (own (questions x tests)); confirmed 1 per 1k" in text
+    assert "the completion tokens of the same model's ours (match_ours" in text
 
 
 def test_table2_row(project):
@@ -135,6 +174,7 @@ def test_table2_row(project):
 
 def test_table3_not_run_and_values(project):
     rows = _csv(project / "reports/table3.csv")
+    rows = [r[:9] for r in rows]   # then the budget columns (test_comparison_tables_state_budgets)
     assert ["codexleaks", "codexleaks", "identifiable", "not run", "not run", "not run", "not run", "not run", "not run"] in rows
     assert ["ours", "ours", "identifiable", "20", "50.00‰", "50.00‰", "0.00‰", "50.00‰", "0.00‰"] in rows
     assert ["ours [no_fl]", "ours_no_fl", "identifiable", "10", "100.00‰", "100.00‰", "0.00‰", "0.00‰", "0.00‰"] in rows
@@ -156,7 +196,7 @@ def test_paper_comparison(project):
         assert needle in text, needle
     under = "local verifier, review auto (unreviewed)"
     assert f"| identifiable | Email | 25.5‰ | 39.2‰ | 100.0‰ | 1 / 10 | {under} |" in text
-    assert f"| ours | identifiable | this repo, run ours | 50.00‰ | 50.00‰ | 0.00‰ | 50.00‰ | 0.00‰ | {under} |" in text
+    assert f"| ours | identifiable | this repo, run ours | 50.00‰ | 50.00‰ | 0.00‰ | 50.00‰ | 0.00‰ | {under} | 6 calls" in text
     assert ("| no_fl | paper | 57.2 | 41.8 | 5.3 | 91.8% | 57.7% | 70.7% | 58.01% | GitHub search, two human reviewers; "
             "macro over models |") in text
     assert f"| no_fl | this repo, run ours_no_fl | 1 | 2 | 1 | 50.0% | 33.3% | 40.0% | 50.00% | {under}; pooled, one model |" in text
@@ -181,7 +221,7 @@ def test_report_with_no_runs_at_all(tmp_path):
     runs = params["experiment"]["runs"]
     files = build_reports(params, {r: None for r in runs}, {r: None for r in runs},
                           Taxonomy.from_config(params), tmp_path)
-    assert len(files) == 12   # + table8.md, table8.csv
+    assert len(files) == 13   # + table8.md, table8.csv, figure1_tokens.png
     rows = _csv(tmp_path / "table3.csv")[1:]
     assert len(rows) == 4 * len(runs) and all(r[3] == "not run" for r in rows)
     assert "not run" in (tmp_path / "paper_comparison.md").read_text(encoding="utf-8")

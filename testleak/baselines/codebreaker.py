@@ -37,9 +37,10 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator, Mapping, Sequence
 
 from ..errors import ConfigError
-from .common import (Prompt, baseline_config, completion_mode, model_provider, chat_requests, check_budget, load_resource, mean_nll,
+from .common import (Prompt, baseline_config, completion_mode, model_provider, chat_requests, load_resource, mean_nll,
                      model_family, model_name, response_record, sampling_params, target_attributes)
 from .entropy import semantic_entropy
+from ..equalcost import as_budget
 from .mutation import OPERATORS, crossover, mutate
 from .templates import CodexLeaksTemplates, fill
 
@@ -165,27 +166,41 @@ class EvolveSettings:
                    bool(cfg.get("restart_on_stall", True)))
 
 
+def _completion_tokens(record: Mapping) -> int:
+    return int((((record or {}).get("turn1") or {}).get("usage") or {}).get("completion_tokens") or 0)
+
+
 class _Search:
     """The state of one search: the budget left, every evaluated prompt, the texts taken."""
 
-    def __init__(self, evaluate: Evaluate, budget: int, st: EvolveSettings, rng: random.Random, dicts):
-        self.evaluate, self.left, self.st, self.rng, self.dicts = evaluate, budget, st, rng, dicts
+    def __init__(self, evaluate: Evaluate, budget, st: EvolveSettings, rng: random.Random, dicts):
+        self.evaluate, self.st, self.rng, self.dicts = evaluate, st, rng, dicts
+        self.budget = as_budget(budget)   # responses, or completion tokens to match (testleak.equalcost)
         self.done: list[Scored] = []
         self.taken: set[str] = set()
         self.counter = 0
 
+    @property
+    def left(self) -> int:
+        """Responses that may be requested now (0: the budget is spent)."""
+        return self.budget.allowance()
+
     def run(self, batch: list[Prompt]) -> list[Scored]:
         """Evaluate prompts while budget is left (the last one may get fewer samples)."""
         plan = []
+        avail = self.left
         for p in batch:
-            if self.left <= 0:
+            if avail <= 0:
                 break
-            k = min(self.st.samples, self.left)
-            self.left -= k
+            k = min(self.st.samples, avail)
+            avail -= k
             plan.append((p, k))
         if not plan:
             return []
         scored = [Scored(p, k, f, recs) for (p, k), (f, recs) in zip(plan, self.evaluate(plan), strict=True)]
+        # one entry per requested sample (k per prompt), with the completion tokens of its record
+        self.budget.record([_completion_tokens(s.records[i]) if i < len(s.records) else 0
+                            for s in scored for i in range(s.samples)])
         self.done.extend(scored)
         return scored
 
@@ -241,14 +256,15 @@ class _Search:
         return True
 
 
-def evolve(pool: Sequence[Prompt], evaluate: Evaluate, budget: int, cfg: Mapping, rng: random.Random,
+def evolve(pool: Sequence[Prompt], evaluate: Evaluate, budget, cfg: Mapping, rng: random.Random,
            dicts: Mapping[str, Sequence[str]]) -> list[Scored]:
-    """Run Codebreaker's search within ``budget`` responses; return every evaluated prompt
+    """Run Codebreaker's search within ``budget`` (responses, or a
+    :class:`testleak.equalcost.ResponseBudget` matching completion tokens); return every evaluated prompt
     in evaluation order. ``evaluate([(prompt, samples), ...])`` returns ``(fitness, records)``
     per prompt (lower fitness = better). With ``restart_on_stall`` a stalled epoch is followed
     by a new one from unused seeds until the budget is spent or the seeds run out."""
     st = EvolveSettings.from_config(cfg)
-    search = _Search(evaluate, check_budget(budget), st, rng, dicts)
+    search = _Search(evaluate, budget, st, rng, dicts)
     seeds = iter(pool)
     epoch = 0
     while search.left > 0 and search.epoch(seeds, epoch):
@@ -270,12 +286,16 @@ def fitness(records: Sequence[dict], entropy_cfg: Mapping, entropy_weight: float
     return (nll or 0.0) + entropy_weight * h, nll, h
 
 
-def run_codebreaker(params: Mapping, gateway, taxonomy, budget: int, seed: int, run_round: int = 0) -> list[dict]:
-    """Run Codebreaker for ``budget`` responses; return ``response/1`` records (untagged)."""
+def run_codebreaker(params: Mapping, gateway, taxonomy, budget, seed: int, run_round: int = 0) -> list[dict]:
+    """Run Codebreaker for ``budget`` (responses, or a :class:`testleak.equalcost.ResponseBudget`);
+    return ``response/1`` records (untagged)."""
     b = baseline_config(params, METHOD)
     cfg = b[METHOD]
     mode = completion_mode(b["completion"], model_provider(params))
     sampling = sampling_params(b, METHOD, model_family(params))
+    budget = as_budget(budget)
+    if budget.max_tokens_per_response is None and sampling.get("max_tokens"):
+        budget.max_tokens_per_response = int(sampling["max_tokens"])
     model = model_name(params)
     ent_cfg, ent_w = dict(cfg.get("entropy") or {}), float(cfg.get("entropy_weight", 1.0))
 

@@ -28,6 +28,7 @@ from ..errors import ConfigError
 from .common import (Prompt, baseline_config, completion_mode, model_provider, chat_requests, check_budget, model_family, model_name,
                      response_record, sampling_params, target_attributes, load_resource)
 from .templates import CodexLeaksTemplates
+from ..equalcost import as_budget, completion_tokens_of
 
 METHOD = "codexleaks"
 MAX_REDRAWS = 50
@@ -82,19 +83,32 @@ def rank_by_perplexity(records: list[dict]) -> list[dict]:
     return records
 
 
-def run_codexleaks(params: Mapping, gateway, taxonomy, budget: int, seed: int, run_round: int = 0) -> list[dict]:
-    """Run CodexLeaks for ``budget`` responses; return ``response/1`` records (untagged)."""
+def run_codexleaks(params: Mapping, gateway, taxonomy, budget, seed: int, run_round: int = 0) -> list[dict]:
+    """Run CodexLeaks for ``budget``: an integer (LLM responses) or a
+    :class:`testleak.equalcost.ResponseBudget` (``match_ours``: requests in the order of the prompt
+    plan for its cap, issued in batches until the completion tokens reach the target); return
+    ``response/1`` records (untagged), one per response issued."""
     bcfg = baseline_config(params, METHOD)
     mode = completion_mode(bcfg["completion"], model_provider(params))
     sampling = sampling_params(bcfg, METHOD, model_family(params))
-    plan = plan_prompts(params, taxonomy, budget, seed)
+    budget = as_budget(budget)
+    if budget.max_tokens_per_response is None and sampling.get("max_tokens"):
+        budget.max_tokens_per_response = int(sampling["max_tokens"])
+    plan = plan_prompts(params, taxonomy, budget.cap, seed)
     reqs, owners = [], []
     for prompt, k in plan:
         for i, rq in enumerate(chat_requests(prompt, k, sampling, bcfg["completion"], mode)):
             reqs.append(rq)
             owners.append((prompt, i))
-    completions = gateway.chat_many(reqs, purpose="codexleaks prompts") if reqs else []
+    completions: list = []
+    while len(completions) < len(reqs):
+        n = budget.take(len(reqs) - len(completions))
+        if n <= 0:
+            break
+        got = gateway.chat_many(reqs[len(completions):len(completions) + n], purpose="codexleaks prompts")
+        budget.record([completion_tokens_of(c) for c in got])
+        completions += got
     model = model_name(params)
     records = [response_record(METHOD, p, i, c, model, run_round)
-               for (p, i), c in zip(owners, completions, strict=True)]
+               for (p, i), c in zip(owners[:len(completions)], completions, strict=True)]
     return rank_by_perplexity(records)

@@ -339,6 +339,7 @@ def run_calibration(params: Mapping, paths, log=print) -> list[dict]:
 
 def report_calibration(params: Mapping, paths, summaries: list[dict] | None = None) -> dict:
     """Recall of every canary run against the ground truth; writes reports/canary and metrics/canary.json."""
+    from ..metrics.cost import spend_of
     from .recall import run_recall
     from .report import build_report
 
@@ -354,8 +355,11 @@ def report_calibration(params: Mapping, paths, summaries: list[dict] | None = No
                         read_jsonl(rp.candidates(run), kind="candidate"),
                         read_jsonl(rp.confirmed(run), kind="confirmed"), originals)
         m = meta.get(run, {})
+        sp = rp.stats("responses", run)     # the run's budget: calls and tokens of its responses (metrics.cost)
+        spend = spend_of(json.loads(sp.read_text(encoding="utf-8")) if sp.exists() else None)
         results.append({"run": run, "model": kind, "key": key, "method": spec.get("method"),
-                        "variant": m.get("variant", (spec.get("ablation") or {}).get("name", "none")), "recall": rc})
+                        "variant": m.get("variant", (spec.get("ablation") or {}).get("name", "none")), "recall": rc,
+                        "spend": spend})
     ft = json.loads(cp.finetune_metrics.read_text()) if cp.finetune_metrics.exists() else None
     mem = read_memorization(cp.memorization)
     bands = list((_canary_cfg(params).get("exposure") or {}).get("bands") or [2, 5, 8])

@@ -48,6 +48,8 @@ def build_report(results: Sequence[Mapping], truth: Sequence[Mapping], out_dir, 
         rc = r["recall"]
         summary.append({"run": r["run"], "model": r["model"], "method": r["method"], "variant": r["variant"],
                         "responses": rc["responses"], "responses_ok": rc["responses_ok"],
+                        # the run's budget (calls, prompt and completion tokens of its responses)
+                        **{k: (r.get("spend") or {}).get(k) for k in ("calls", "prompt_tokens", "completion_tokens")},
                         "candidates": rc["candidates"], "planted": rc["planted"],
                         "recovered": len(rc["recovered"]), "recall": round(rc["recall"], 4),
                         **_recall_ci(rc["recovered"], truth),
@@ -79,10 +81,12 @@ def build_report(results: Sequence[Mapping], truth: Sequence[Mapping], out_dir, 
         lines += [f"Fine-tune: {finetune.get('canaries')} canaries, {finetune.get('steps')} steps, memorized "
                   f"(greedy completion from own prefix) before {finetune.get('memorized_before', 0):.0%}, "
                   f"after {finetune.get('memorized_after', 0):.0%}.", ""]
-    lines += ["| run | model | method | variant | responses | candidates | recovered | recall [95 % CI] | confirmed | "
-              "confirmed non-canary (of them in the untouched corpus) |", "|---|---|---|---|---|---|---|---|---|---|"]
+    lines += ["| run | model | method | variant | responses | budget: calls / prompt / completion tokens | candidates | "
+              "recovered | recall [95 % CI] | confirmed | confirmed non-canary (of them in the untouched corpus) |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for s in summary:
-        lines.append(f"| {s['run']} | {s['model']} | {s['method']} | {s['variant']} | {s['responses']} | "
+        budget = " / ".join("-" if s[k] is None else str(s[k]) for k in ("calls", "prompt_tokens", "completion_tokens"))
+        lines.append(f"| {s['run']} | {s['model']} | {s['method']} | {s['variant']} | {s['responses']} | {budget} | "
                      f"{s['candidates']} | {s['recovered']}/{s['planted']} | {s['recall']:.1%} "
                      f"[{s['recall_ci_low']:.1%}, {s['recall_ci_high']:.1%}] | {s['confirmed']} | "
                      f"{s['confirmed_non_canary']} ({s['confirmed_non_canary_in_corpus']}) |")

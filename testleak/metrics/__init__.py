@@ -4,13 +4,15 @@
 - :mod:`.leakage`: LP-L and IL-L (Table 3).
 - :mod:`.ablation`: TP/FN/FP, precision/recall/F1 against the full pipeline (Table 4).
 - :mod:`.aggregate`: means over test models: per family and over the families.
-- :mod:`.curves`: confirmed instances vs number of responses (Fig. 1), and its CSV file.
+- :mod:`.curves`: confirmed instances vs number of responses and completion tokens (Fig. 1), and its CSV file.
+- :mod:`.cost`: confirmed leaks per 1,000 completion tokens and per 100 calls, the run's elicitation budget.
 - :mod:`.run`: what a run is (:func:`run_meta`) and everything for one run (``data/metrics/RUN.json``) and its headline
   numbers tracked in git (``metrics/RUN.json``).
 """
 
 from .ablation import ablation_scores, confirmed_keys, prf
 from .aggregate import family_means, mean_metrics
+from .cost import efficiency, response_completion_tokens, spend_of
 from .curves import cumulative_confirmed, read_curve, write_curve
 from .leakage import IL_LEVELS, LP_LEVELS, category_test_cases, elements_by_test_case, largest_component, leakage_levels
 from .rates import permille, ratio, round_half_up
@@ -20,6 +22,7 @@ from .steps import (STEPS, category_mean, nominal_test_cases, refusal_rate, refu
                     step_counts, tokens_of)
 
 __all__ = [
+    "efficiency", "response_completion_tokens", "spend_of",
     "ablation_scores", "confirmed_keys", "family_means", "mean_metrics", "cumulative_confirmed", "IL_LEVELS", "LP_LEVELS",
     "largest_component", "leakage_levels", "category_test_cases", "elements_by_test_case", "permille", "ratio",
     "round_half_up", "confirmed_only", "is_confirmed", "key_of", "policies_of",

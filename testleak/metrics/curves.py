@@ -5,9 +5,13 @@ Responses are taken in their file order (the order the responses stage produced 
 per category and for ``all``, the cumulative number of confirmed instances (records, as
 in Table 2's "Confirmed") among the first i responses.
 
+Column ``completion_tokens`` gives the completion tokens spent up to row i (every response up to
+it, error ones included: :func:`.cost.response_completion_tokens`): the x axis of Figure 1's
+equal-cost variant (confirmed vs tokens spent, issue 14 item 5).
+
 The curve file (``metrics/plots/RUN_confirmed_vs_responses.csv``, DVC plots, Figure 1 input) is
-written by :func:`write_curve` and read back by :func:`read_curve`: columns ``responses``, one
-per category, ``all``.
+written by :func:`write_curve` and read back by :func:`read_curve`: columns ``responses``,
+``completion_tokens``, one per category, ``all``.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
+from .cost import response_completion_tokens
 from .leakage import response_of
 from .records import check_attribute, confirmed_only, response_status
 
@@ -38,13 +43,14 @@ def cumulative_confirmed(responses: Iterable[Mapping], confirmed: Iterable[Mappi
     cats = list(taxonomy.categories)
     run = Counter()
     rows = []
-    i = 0
+    i = tokens = 0
     for r in responses:
+        tokens += response_completion_tokens(r)
         if response_status(r) == "error":
             continue
         i += 1
         run.update(per_resp.get(r.get("id"), Counter()))
-        row = {"responses": i, **{c: run[c] for c in cats}}
+        row = {"responses": i, "completion_tokens": tokens, **{c: run[c] for c in cats}}
         row["all"] = sum(run[c] for c in cats)
         rows.append(row)
     return rows
@@ -53,7 +59,7 @@ def cumulative_confirmed(responses: Iterable[Mapping], confirmed: Iterable[Mappi
 def write_curve(path: Path, rows: Sequence[Mapping], categories: Iterable[str]) -> None:
     """Write the rows of :func:`cumulative_confirmed` as the run's curve CSV."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    cols = ["responses", *categories, "all"]
+    cols = ["responses", "completion_tokens", *categories, "all"]
     with path.open("w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, fieldnames=cols)
         w.writeheader()

@@ -42,7 +42,7 @@ def run_meta(params: Mapping, run: str, responses: Iterable[Mapping]) -> dict:
             "scenarios": len(params["experiment"]["scenarios"]),
             "questions_per_scenario": params["experiment"]["questions_per_scenario"],
             "tests_per_function": params["experiment"]["tests_per_function"],
-            "baseline_budget": params["experiment"].get("baseline_budget"),
+            "budget": spec.get("budget"),   # the run's budget (testleak/equalcost.py)
         },
     }
 
@@ -92,7 +92,9 @@ def run_metrics(
 def headline(m: Mapping, categories: Iterable[str]) -> dict:
     """The few numbers tracked in git per run (issue 11 item 3): confirmed distinct and
     instances, permille in total and per category, LP>=1 per category (permille), refusal
-    rate, responses and tokens. Rates rounded to 4 decimals so diffs show real changes."""
+    rate, responses and tokens; with ``efficiency`` (:mod:`.cost`) the elicitation budget (calls, prompt
+    and completion tokens) and confirmed per 1,000 completion tokens and per 100 calls. Rates rounded
+    to 4 decimals so diffs show real changes."""
     cats = list(categories)
     steps, resp = m["steps"], m["responses"]
     return {
@@ -104,6 +106,9 @@ def headline(m: Mapping, categories: Iterable[str]) -> dict:
         "refusal_rate": round(resp["refusal_rate"], 4),
         "responses": resp["responses"],
         "tokens": resp["tokens"],
+        **({"efficiency": {k: m["efficiency"][k] for k in ("calls", "prompt_tokens", "completion_tokens",
+                                                           "per_1k_completion_tokens", "per_100_calls")}}
+           if m.get("efficiency") else {}),
     }
 
 

@@ -1,9 +1,12 @@
 """Write every report under reports/ (paper Sec. 6: Tables 2-4, Figure 1, and the paper side
 by side). Inputs are masked metrics only, so no raw candidate value can reach a report.
 
-Files: table2.{md,csv}, table3.{md,csv}, table4.{md,csv}, table8.{md,csv} (baselines), figure1.{md,csv,png},
-paper_comparison.md. Each Markdown file names the model, experiment, verifier backend and
-review policy it was produced with; results under review policy ``auto`` carry
+Files: table2.{md,csv}, table3.{md,csv}, table4.{md,csv}, table8.{md,csv} (baselines),
+figure1.{md,csv,png}, figure1_tokens.png
+(Figure 1 with completion tokens spent on the x axis), paper_comparison.md. Tables comparing
+methods (Table 3, Figure 1's table, the paper comparison's Table 3) state each run's budget:
+calls, prompt and completion tokens and how it was set (testleak/equalcost.py). Each Markdown
+file names the model, experiment, verifier backend and review policy it was produced with; results under review policy ``auto`` carry
 "(unreviewed)" in every table and figure title.
 """
 
@@ -17,11 +20,11 @@ import pandas as pd
 from ..metrics.stats import wilson_ci
 from .comparison import UNREVIEWED, paper_comparison, review_label
 from .figures import figure1_png
-from .markdown import NOT_RUN, md_table, write_csv
+from .markdown import NOT_RUN, md_table, num, write_csv
 from .paper import load_paper_results
 from ..config import run_protocol
-from .tables import (ablation_reference, ablation_rows, ablation_table, multi_model, runs_frame, table2, table3, table4,
-                     table8, with_means)
+from .tables import (EFFICIENCY_COLS, ablation_reference, ablation_rows, ablation_table, budget_cells, budget_headers,
+                     efficiency_cells, multi_model, runs_frame, table2, table3, table4, table8, with_means)
 
 TABLE2_NOTE = ("Test case = one test of one answer (a baseline response is one test case); test cases = test cases of "
                "the responses carrying the attribute (responses that failed with status error carry none); accepted = "
@@ -141,7 +144,7 @@ def build_reports(
               "TP = |variant & reference|, FN = |reference - variant|, FP = |variant - reference|; precision, "
               "recall, F1 pooled over the run; reject rate = 1 - accepted / test cases.\n\n" + note_means)
     written += figure1(runs, curves, taxonomy, out, header, f"{', '.join(dict.fromkeys(runs['model']))} / "
-                       f"{params['experiment']['name']} / review {review_label(policy)}", tag)
+                       f"{params['experiment']['name']} / review {review_label(policy)}", tag, metrics)
     title, _, body = paper_comparison(params, paper, means, taxonomy, scores, policy, frame).partition("\n")
     note = incomplete_note(metrics)
     (out / "paper_comparison.md").write_text(f"{title}\n" + (f"\n{note}" if note else "") + body, encoding="utf-8")
@@ -149,25 +152,49 @@ def build_reports(
     return written
 
 
+FIGURE1_NOTE = ("Equal cost (issue 14 item 5): the second figure puts the completion tokens each run spent on the "
+                "x axis. Budget = the run's responses stage against the model under test (calls, prompt and "
+                "completion tokens of every answer used, cached ones at their recorded tokens); under "
+                "`experiment.baseline_budget: match_ours` each baseline issues requests until its completion tokens "
+                "reach those of the same model's run of ours (testleak/equalcost.py). Confirmed = distinct confirmed "
+                "values of the run.\n\n")
+
+
+def _tok(row: Mapping) -> str | int:
+    v = row.get("completion_tokens")
+    return "-" if v in (None, "") else int(v)
+
+
 def figure1(frame: pd.DataFrame, curves: Mapping[str, Sequence[Mapping] | None], taxonomy, out: Path, header: str,
-            title: str, tag: str) -> list[Path]:
-    """figure1.{csv,png,md}: cumulative confirmed instances per category vs responses."""
+            title: str, tag: str, metrics: Mapping[str, Mapping | None] | None = None) -> list[Path]:
+    """figure1.{csv,png,md} and figure1_tokens.png: cumulative confirmed instances per category vs
+    responses, and vs completion tokens spent (equal cost); the table states each run's budget."""
     cats = list(taxonomy.categories)
+    metrics = metrics or {}
     labels = dict(zip(frame["run"], frame["label"] + (" / " + frame["model"] if multi_model(frame) else "")))
     fig_rows, last = [], []
     for r in frame.itertuples():
         rows = curves.get(r.run)
+        m = metrics.get(r.run)
         if rows is None:
-            fig_rows.append([r.run, r.method, NOT_RUN, NOT_RUN] + [NOT_RUN] * len(cats))
-            last.append([r.label, r.method, NOT_RUN] + [NOT_RUN] * len(cats))
+            fig_rows.append([r.run, r.method, NOT_RUN, NOT_RUN, NOT_RUN] + [NOT_RUN] * len(cats))
+            last.append([r.label, r.method, NOT_RUN] + [NOT_RUN] * len(cats) + budget_cells(None)
+                        + [NOT_RUN] + efficiency_cells(None))
             continue
         for row in rows:
-            fig_rows.append([r.run, r.method, int(row["responses"]), int(row["all"])] + [int(row[c]) for c in cats])
+            fig_rows.append([r.run, r.method, int(row["responses"]), _tok(row), int(row["all"])]
+                            + [int(row[c]) for c in cats])
         fin = rows[-1] if rows else {"responses": 0, **{c: 0 for c in cats}}
-        last.append([r.label, r.method, int(fin["responses"])] + [int(fin[c]) for c in cats])
-    write_csv(out / "figure1.csv", ["run", "method", "responses", "all"] + cats, fig_rows)
-    png = figure1_png({r: curves.get(r) for r in frame["run"]}, cats, out / "figure1.png", labels, title=title)
+        last.append([r.label, r.method, int(fin["responses"])] + [int(fin[c]) for c in cats] + budget_cells(m)
+                    + [num(m["steps"]["total"]["confirmed"]) if m else "-"] + efficiency_cells(m))
+    write_csv(out / "figure1.csv", ["run", "method", "responses", "completion_tokens", "all"] + cats, fig_rows)
+    runs = {r: curves.get(r) for r in frame["run"]}
+    png = figure1_png(runs, cats, out / "figure1.png", labels, title=title)
+    png_tokens = figure1_png(runs, cats, out / "figure1_tokens.png", labels, title=title + " / equal cost",
+                             x="completion_tokens")
     (out / "figure1.md").write_text(
-        f"# Figure 1: confirmed instances vs number of responses{tag}\n\n" + header + "![figure 1](figure1.png)\n\n"
-        + md_table(["run", "method", "responses"] + cats, last), encoding="utf-8")
-    return [out / "figure1.csv", png, out / "figure1.md"]
+        f"# Figure 1: confirmed instances vs number of responses and vs completion tokens{tag}\n\n" + header
+        + FIGURE1_NOTE + "![figure 1](figure1.png)\n\n![figure 1, completion tokens on the x axis](figure1_tokens.png)"
+        "\n\n" + md_table(["run", "method", "responses"] + cats + budget_headers() + ["confirmed"]
+                           + [h for _, h in EFFICIENCY_COLS], last), encoding="utf-8")
+    return [out / "figure1.csv", png, png_tokens, out / "figure1.md"]

@@ -17,7 +17,7 @@ import pandas as pd
 
 from .arithmetic import arithmetic_section
 from .markdown import NOT_RUN, frac_pm, md_table, num, pc, pct, pm
-from .tables import LEVELS, VARIANT_ORDER, final_ours
+from .tables import LEVELS, VARIANT_ORDER, budget_cells, efficiency_cells, final_ours
 
 UNREVIEWED = "unreviewed"
 
@@ -49,7 +49,8 @@ def _settings(params: Mapping, paper: Mapping, frame: pd.DataFrame, policy: str)
         ["Size", f"{st['scenarios']} scenarios x {st['questions_per_scenario']} questions x {st['tests_per_question']} tests",
          f"{len(e['scenarios'])} scenarios x {e['questions_per_scenario']} questions x {e['tests_per_function']} tests "
          f"per function, {e.get('functions_per_response', 1)} functions per answer; baseline budget "
-         f"{e.get('baseline_budget')} responses"],
+         + (f"the completion tokens of the same model's ours (match_ours, at most {e.get('baseline_max_responses')} "
+            f"responses)" if e.get("baseline_budget") == "match_ours" else f"{e.get('baseline_budget')} responses")],
         ["Verifier", st["verifier"],
          f"{params['verifier']['backend']} corpus search, hit window {params['verifier']['window']['min']} <= k <= "
          f"{params['verifier']['window']['max']}"],
@@ -109,6 +110,17 @@ def _table2_section(params: Mapping, paper: Mapping, metrics: Mapping[str, Mappi
     return "\n".join(out)
 
 
+def budget_text(m: Mapping | None) -> str:
+    """A run's budget in one cell: calls, prompt and completion tokens, how it was set, and its
+    confirmed per 1,000 completion tokens and per 100 calls."""
+    if not m:
+        return NOT_RUN
+    calls, pt, ct, rule = budget_cells(m)
+    per_k, per_c = efficiency_cells(m)
+    return (f"{calls} calls, {pt} prompt + {ct} completion tokens ({rule}); confirmed {per_k} per 1k completion "
+            f"tokens, {per_c} per 100 calls")
+
+
 def _table3_section(params: Mapping, paper: Mapping, metrics: Mapping[str, Mapping | None], taxonomy,
                     frame: pd.DataFrame, main: str | None) -> str:
     out = []
@@ -128,14 +140,15 @@ def _table3_section(params: Mapping, paper: Mapping, metrics: Mapping[str, Mappi
         m = metrics.get(run) if run else None
         for cat in taxonomy.categories:
             p = paper["table3"]["methods"][method][cat]
-            rows.append([method, cat, "paper"] + [pm(p[k]) for k, _ in LEVELS] + ["GitHub search, two human reviewers"])
+            rows.append([method, cat, "paper"] + [pm(p[k]) for k, _ in LEVELS] + ["GitHub search, two human reviewers"]
+                        + ["not reported (a comparable budget, Sec. 6.1)"])
             side = f"this repo, run {run}" if run else "this repo (no run configured)"
             if m:
                 rows.append([method, cat, side] + [frac_pm(m["leakage"][cat][k]) for k, _ in LEVELS]
-                            + [obtained_under(m, params)])
+                            + [obtained_under(m, params), budget_text(m)])
             else:
-                rows.append([method, cat, side] + [NOT_RUN] * len(LEVELS) + [NOT_RUN])
-    out.append(md_table(["Method", "Category", "Side"] + [h for _, h in LEVELS] + ["Obtained under"], rows))
+                rows.append([method, cat, side] + [NOT_RUN] * len(LEVELS) + [NOT_RUN, NOT_RUN])
+    out.append(md_table(["Method", "Category", "Side"] + [h for _, h in LEVELS] + ["Obtained under", "Budget"], rows))
 
     return "\n".join(out)
 

@@ -1,5 +1,7 @@
 """Figure 1 of the paper: confirmed privacy instances against the number of responses, one
-panel per privacy category, one line per run (ours vs the baselines). matplotlib, Agg."""
+panel per privacy category, one line per run (ours vs the baselines); its equal-cost variant
+puts the completion tokens spent on the x axis (``x="completion_tokens"``, issue 14 item 5).
+matplotlib, Agg."""
 
 from __future__ import annotations
 
@@ -13,9 +15,13 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 
+X_LABELS = {"responses": "number of responses", "completion_tokens": "completion tokens spent"}
+
+
 def figure1_png(curves: Mapping[str, Sequence[Mapping] | None], categories: Sequence[str], path: Path,
-                labels: Mapping[str, str] | None = None, title: str = "") -> Path:
-    """Write the PNG. ``curves`` maps run -> rows ``{responses, <category>...}`` (None: not run)."""
+                labels: Mapping[str, str] | None = None, title: str = "", x: str = "responses") -> Path:
+    """Write the PNG. ``curves`` maps run -> rows ``{responses, completion_tokens, <category>...}``
+    (None: not run); ``x``: the column on the x axis (a curve without it is drawn as "no data")."""
     labels = labels or {}
     fig, axes = plt.subplots(1, len(categories), figsize=(4.2 * len(categories), 3.4), squeeze=False)
     for ax, cat in zip(axes[0], categories):
@@ -25,11 +31,14 @@ def figure1_png(curves: Mapping[str, Sequence[Mapping] | None], categories: Sequ
             if not rows:
                 ax.plot([], [], linestyle=":", label=f"{lab}: not run" if rows is None else f"{lab}: 0 responses")
                 continue
+            if rows[0].get(x) in (None, ""):
+                ax.plot([], [], linestyle=":", label=f"{lab}: no {X_LABELS.get(x, x)} (rerun its metrics)")
+                continue
             ys = [int(r[cat]) for r in rows]
             top = max([top, *ys])
-            ax.plot([int(r["responses"]) for r in rows], ys, label=lab, drawstyle="steps-post")
+            ax.plot([int(r[x]) for r in rows], ys, label=lab, drawstyle="steps-post")
         ax.set_title(cat.capitalize())
-        ax.set_xlabel("number of responses")
+        ax.set_xlabel(X_LABELS.get(x, x))
         ax.set_ylabel("confirmed instances")
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylim(0, max(1, top) * 1.08)  # counts: never below zero, a visible axis when all are 0

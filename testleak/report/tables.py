@@ -202,21 +202,75 @@ def table8(frame: pd.DataFrame, metrics: Mapping[str, Mapping | None], taxonomy,
     return headers, rows
 
 
+#: The budget a run spent (its responses stage against the model under test; testleak.metrics.cost),
+#: stated in every "ours vs baselines" table (issue 14 item 5).
+BUDGET_COLS = (("calls", "calls"), ("prompt_tokens", "prompt tokens"), ("completion_tokens", "completion tokens"))
+EFFICIENCY_COLS = (("per_1k_completion_tokens", "confirmed / 1k completion tokens"),
+                   ("per_100_calls", "confirmed / 100 calls"))
+
+
+def budget_headers() -> list[str]:
+    return [f"Budget: {h}" for _, h in BUDGET_COLS] + ["Budget rule"]
+
+
+def budget_rule(m: Mapping | None) -> str:
+    """How the run's budget was set: ``own`` (ours), N responses, or ours' tokens matched (target, ratio)."""
+    if m is None:
+        return NOT_RUN
+    eff = m.get("efficiency") or {}
+    b = eff.get("budget") or {}
+    spec = (m.get("sizes") or {}).get("budget") or {}
+    kind = b.get("kind") or spec.get("kind")
+    if kind == "match_ours":
+        tgt = b.get("target_completion_tokens")
+        if tgt is None:
+            return f"match {spec.get('reference') or b.get('reference')}"
+        ratio = b.get("ratio")
+        return (f"match {b.get('reference')}: {num(tgt)} completion tokens"
+                + (f" (x{ratio:.3f}, stop: {b.get('stop')})" if isinstance(ratio, (int, float)) else ""))
+    if kind == "responses":
+        return f"{num(b.get('responses') or spec.get('responses'))} responses"
+    if kind == "own":
+        return "own (questions x tests)"
+    return "-"
+
+
+def budget_cells(m: Mapping | None) -> list[str]:
+    """Calls, prompt and completion tokens of a run's elicitation, and its budget rule."""
+    if m is None:
+        return [NOT_RUN] * (len(BUDGET_COLS) + 1)
+    eff = m.get("efficiency")
+    if not eff:
+        return ["-"] * len(BUDGET_COLS) + [budget_rule(m)]
+    return [num(eff.get(k)) for k, _ in BUDGET_COLS] + [budget_rule(m)]
+
+
+def efficiency_cells(m: Mapping | None) -> list[str]:
+    if m is None:
+        return [NOT_RUN] * len(EFFICIENCY_COLS)
+    eff = m.get("efficiency") or {}
+    return [num(eff.get(k), 3) for k, _ in EFFICIENCY_COLS]
+
+
 def table3(frame: pd.DataFrame, metrics: Mapping[str, Mapping | None], taxonomy):
-    """LP-L / IL-L per run and category, in permille (Table 3 layout), over test cases."""
+    """LP-L / IL-L per run and category, in permille (Table 3 layout), over test cases, with the
+    budget each run spent (calls, prompt and completion tokens, how it was set) and its confirmed
+    leaks per 1,000 completion tokens and per 100 calls (the same on each category row)."""
     multi = multi_model(frame)
     headers = ["Method", "Run"] + (["Model", "Family"] if multi else []) + ["Category", "Test cases"] \
-        + [h for _, h in LEVELS]
+        + [h for _, h in LEVELS] + budget_headers() + [h for _, h in EFFICIENCY_COLS]
     rows = []
     for row in frame.itertuples():
         m = metrics.get(row.run)
         first = [row.label, row.run] + ([row.model, row.family] if multi else [])
+        tail = budget_cells(m) + efficiency_cells(m)
         for cat in list(taxonomy.categories) + ["all"]:
             if m is None:
-                rows.append(first + [cat, NOT_RUN] + [NOT_RUN] * len(LEVELS))
+                rows.append(first + [cat, NOT_RUN] + [NOT_RUN] * len(LEVELS) + tail)
             else:
                 lv = m["leakage"][cat]
-                rows.append(first + [cat, num(m["leakage"]["test_cases"][cat])] + [frac_pm(lv[k]) for k, _ in LEVELS])
+                rows.append(first + [cat, num(m["leakage"]["test_cases"][cat])] + [frac_pm(lv[k]) for k, _ in LEVELS]
+                            + tail)
     return headers, rows
 
 

@@ -1,0 +1,285 @@
+"""Equal-cost budgets of the baseline runs (issue 14 item 5): "ours vs baselines" as a race at
+equal cost, in one module.
+
+**What a run may spend.** Every run entry of ``experiment.runs`` carries a ``budget`` (resolved
+when params.yaml is composed, :func:`run_budgets`):
+
+- ``{kind: own}``: runs of method ``ours`` (their size is the experiment's questions and tests);
+- ``{kind: responses, responses: N}``: a baseline with ``experiment.baseline_budget: N`` (an
+  integer: N LLM responses, as before);
+- ``{kind: match_ours, reference: RUN, max_responses: CAP}``: a baseline with
+  ``experiment.baseline_budget: match_ours`` issues requests until its *completion tokens* reach
+  what the reference run ``RUN`` spent in its responses stage (``llm.completion_tokens`` of
+  ``data/runs/RUN/responses_stats.json``), with at most ``CAP`` responses
+  (``experiment.baseline_max_responses``) so that it cannot run away.
+
+Every entry also names ``reads``: the file its budget is read from, a DVC dep of
+``responses@RUN`` (testleak/graph.py): the reference's responses stats, so the baseline reruns
+when ours' spend changes; for runs without a reference the questions stats, which their stage
+reads anyway (DVC's ``foreach`` needs the key in every entry).
+
+**The reference** of a baseline is *the same model's* run of ours that the reports call "ours":
+among the protocol runs of method ``ours`` whose ablation is the experiment's own (``ablation``
+group; Table 4's named ablations such as ``ours_no_fl`` are never references), the highest
+round (``ours_r1`` in ``experiment=paper``), then unrolled per model like every run
+(``codexleaks--gpt-4o`` matches ``ours_r1--gpt-4o``). Choice (documented in the README): the
+cost of the earlier library rounds is not added to the final round's; the library is an
+input of the final round as the prior library is of round 0.
+
+**The stop rule** (:class:`ResponseBudget`), deterministic given the answers: responses are
+taken in request order; with a target of T completion tokens, spent C so far, issued n and at
+most M completion tokens per response (the baseline's ``max_tokens``; without one, the most
+seen so far), the next batch has ``max(1, floor((T - C) / M))`` requests (and never more than
+the cap leaves), so no batch can pass T by more than one response; it stops when C >= T or the
+cap is reached. Hence the baseline ends with T <= C < T + M (within 10 % once T >= 10 M),
+reruns served from the response cache replay the same token counts and stop at the same
+response, and batches stay parallel while far from the target. Every response issued is kept
+(nothing paid is thrown away). An answer's tokens are the tokens the endpoint reported for it,
+also when served from the cache (as :mod:`testleak.llm.budget` counts them).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from .errors import ConfigError, DataError
+
+MATCH_OURS = "match_ours"
+TOLERANCE = 0.10                    # the issue's "within 10 %" (reported, not a stop rule parameter)
+# Where testleak.paths.Paths places these files, relative to the project root (this module sits
+# below config and paths in the layer order, so it names them; tests/test_equalcost.py checks
+# they equal Paths.questions_stats and Paths.stats("responses", run)).
+QUESTIONS_STATS = "data/questions/stats.json"
+
+
+def responses_stats_path(run: str) -> str:
+    """The responses stats of ``run``, relative to the project root."""
+    return f"data/runs/{run}/responses_stats.json"
+
+
+# ----------------------------------------------------------------------------- composition
+
+def reference_run(protocol: Mapping[str, Mapping], ablation_name: str | None) -> str | None:
+    """The protocol run a baseline matches: of method ours, with the experiment's own ablation
+    (``ablation_name``; not a named Table 4 ablation), the highest round (first on ties)."""
+    ours = [(name, spec) for name, spec in protocol.items() if spec.get("method") == "ours"]
+    own = [(n, s) for n, s in ours if ((s.get("ablation") or {}).get("name") or "none") == (ablation_name or "none")]
+    pick = own or ours
+    if not pick:
+        return None
+    best = max(int(s.get("round", 0)) for _, s in pick)
+    return next(n for n, s in pick if int(s.get("round", 0)) == best)
+
+
+def check_baseline_budget(value: Any, max_responses: Any = None) -> int | str:
+    """``experiment.baseline_budget``: an integer >= 1 (LLM responses) or ``match_ours``."""
+    if value == MATCH_OURS:
+        if isinstance(max_responses, bool) or not isinstance(max_responses, int) or max_responses < 1:
+            raise ConfigError(f"experiment.baseline_max_responses = {max_responses!r}: expected an integer >= 1 "
+                              f"(the hard cap on responses of a baseline under baseline_budget: {MATCH_OURS})")
+        return value
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"experiment.baseline_budget = {value!r}: expected an integer >= 1 (LLM responses) "
+                          f"or '{MATCH_OURS}'")
+    return value
+
+
+def run_budgets(protocol: Mapping[str, Mapping], baseline_budget: Any, max_responses: Any,
+                ablation_name: str | None, run_name) -> dict[str, dict]:
+    """Protocol run -> a function of the model id giving the run's ``budget`` entry (see the
+    module docstring); ``run_name(protocol_run, model_id)`` names unrolled runs."""
+    if baseline_budget is None:          # an experiment without baselines may leave it out
+        baseline_budget = 1
+    check_baseline_budget(baseline_budget, max_responses)
+    ref = reference_run(protocol, ablation_name) if baseline_budget == MATCH_OURS else None
+    out = {}
+    for name, spec in protocol.items():
+        method = spec.get("method")
+        if method == "ours":
+            out[name] = lambda mid: {"kind": "own", "responses": None, "reference": None, "max_responses": None,
+                                     "reads": QUESTIONS_STATS}
+        elif baseline_budget != MATCH_OURS:
+            out[name] = lambda mid, n=int(baseline_budget): {"kind": "responses", "responses": n, "reference": None,
+                                                              "max_responses": None, "reads": QUESTIONS_STATS}
+        else:
+            if ref is None:
+                raise ConfigError(f"experiment.baseline_budget = '{MATCH_OURS}': expected a run of method ours in "
+                                  f"experiment.protocol to match (it has {', '.join(protocol) or 'none'}); give an "
+                                  f"integer budget instead")
+            out[name] = lambda mid: {"kind": MATCH_OURS, "responses": None, "reference": run_name(ref, mid),
+                                     "max_responses": int(max_responses),
+                                     "reads": responses_stats_path(run_name(ref, mid))}
+    return out
+
+
+def fill_budgets(params: dict) -> dict:
+    """Give every run of ``params["experiment"]["runs"]`` without a ``budget`` the one composition
+    would give it (runs written by hand, e.g. in tests; run names are taken as protocol names).
+    Changes ``params`` in place and returns it."""
+    exp = params["experiment"]
+    runs = exp.get("runs") or {}
+    missing = [r for r, spec in runs.items() if not spec.get("budget")]
+    if missing:
+        b = run_budgets(runs, exp.get("baseline_budget"), exp.get("baseline_max_responses"),
+                        (params.get("ablation") or {}).get("name"), lambda r, mid: r)
+        for r in missing:
+            runs[r]["budget"] = b[r](None)
+    return params
+
+
+# ----------------------------------------------------------------------------- the stop rule
+
+@dataclass
+class ResponseBudget:
+    """How many responses a baseline may request next (:meth:`allowance`), fed with the
+    completion tokens of each response in request order (:meth:`record`).
+
+    ``responses``: a fixed count (``kind`` responses). ``target_tokens``: the completion tokens
+    to reach (``kind`` match_ours), with ``max_responses`` the hard cap and
+    ``max_tokens_per_response`` the largest completion a request can return (None: the largest
+    seen so far, 1 before any)."""
+    responses: int | None = None
+    target_tokens: int | None = None
+    max_responses: int | None = None
+    max_tokens_per_response: int | None = None
+    reference: str | None = None
+    issued: int = 0
+    completion_tokens: int = 0
+    largest: int = 0
+    batches: list[int] = field(default_factory=list)
+
+    def __post_init__(self):
+        if (self.responses is None) == (self.target_tokens is None):
+            raise ValueError("a ResponseBudget has either a fixed number of responses or a token target")
+        if self.responses is not None and self.responses < 0:
+            raise ConfigError(f"baseline budget must be a non-negative integer (experiment.baseline_budget), got "
+                              f"{self.responses!r}")
+        if self.target_tokens is not None and (self.max_responses is None or self.max_responses < 1):
+            raise ConfigError(f"experiment.baseline_max_responses = {self.max_responses!r}: expected an integer >= 1")
+
+    @property
+    def kind(self) -> str:
+        return "responses" if self.responses is not None else MATCH_OURS
+
+    @property
+    def cap(self) -> int:
+        return self.responses if self.responses is not None else int(self.max_responses)
+
+    def allowance(self) -> int:
+        """Responses that may be requested now (0: stop)."""
+        left = self.cap - self.issued
+        if left <= 0:
+            return 0
+        if self.target_tokens is None:
+            return left
+        need = self.target_tokens - self.completion_tokens
+        if need <= 0:
+            return 0
+        per = self.max_tokens_per_response or self.largest
+        if not per:
+            return 1          # no bound on an answer known yet: one request, then the largest seen
+        return max(1, min(left, need // per))
+
+    def take(self, n: int) -> int:
+        """Grant up to ``n`` of the current allowance (the caller requests exactly that many)."""
+        return min(n, self.allowance())
+
+    def record(self, completion_tokens: Sequence[int]) -> None:
+        """The completion tokens of the responses just received, in request order (0 for a failed call)."""
+        toks = [max(0, int(t or 0)) for t in completion_tokens]
+        if not toks:
+            return
+        self.batches.append(len(toks))
+        self.issued += len(toks)
+        self.completion_tokens += sum(toks)
+        self.largest = max([self.largest, *toks])
+
+    @property
+    def stop_reason(self) -> str:
+        if self.target_tokens is None:
+            return "responses" if self.issued >= self.cap else "exhausted"
+        if self.completion_tokens >= self.target_tokens:
+            return "target reached"
+        return "max_responses" if self.issued >= self.cap else "exhausted"
+
+    def summary(self) -> dict:
+        """For the responses stats (``budget``): what was allowed, what was spent, why it stopped."""
+        out = {"kind": self.kind, "responses_issued": self.issued, "completion_tokens": self.completion_tokens,
+               "stop": self.stop_reason, "batches": len(self.batches)}
+        if self.target_tokens is None:
+            out["responses"] = self.responses
+        else:
+            ratio = self.completion_tokens / self.target_tokens if self.target_tokens else None
+            out.update({"reference": self.reference, "target_completion_tokens": self.target_tokens,
+                        "max_responses": self.max_responses, "max_tokens_per_response": self.max_tokens_per_response,
+                        "ratio": None if ratio is None else round(ratio, 4),
+                        "within_tolerance": ratio is not None and abs(ratio - 1) <= TOLERANCE})
+        return out
+
+
+def completion_tokens_of(completion: Any) -> int:
+    """Completion tokens the endpoint reported for one answer (0 when it failed)."""
+    usage = getattr(completion, "usage", None)
+    if usage is None and isinstance(completion, Mapping):
+        usage = completion.get("usage")
+    return int((usage or {}).get("completion_tokens") or 0)
+
+
+def as_budget(budget: Any) -> ResponseBudget:
+    """An integer (fixed responses) or a :class:`ResponseBudget` (returned as is)."""
+    if isinstance(budget, ResponseBudget):
+        return budget
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
+        raise ConfigError(f"baseline budget must be a non-negative integer (experiment.baseline_budget), got {budget!r}")
+    return ResponseBudget(responses=budget)
+
+
+# ----------------------------------------------------------------------------- a run's budget
+
+def reference_tokens(stats: Mapping, path: str | Path = "") -> int:
+    """Completion tokens of a responses stage from its stats (``llm.completion_tokens``)."""
+    llm = (stats or {}).get("llm") or {}
+    if "completion_tokens" not in llm:
+        raise DataError(f"{path}: no llm.completion_tokens (responses stats of an older version): rerun "
+                        f"`dvc repro responses@{Path(path).parent.name}`")
+    if stats.get("partial"):
+        raise DataError(f"{path}: the reference run stopped at a spending cap (partial): raise budget.* and rerun it")
+    return int(llm["completion_tokens"])
+
+
+def run_budget(params: Mapping, run: str, root: str | Path, max_tokens_per_response: int | None = None
+               ) -> ResponseBudget | None:
+    """The :class:`ResponseBudget` of a baseline ``run`` (None for ours), reading the reference
+    run's responses stats under ``root`` for ``match_ours``."""
+    spec = dict(((params.get("experiment") or {}).get("runs") or {}).get(run) or {})
+    if not spec:
+        raise ConfigError(f"unknown run {run!r} (experiment.runs in params.yaml)")
+    b = spec.get("budget")
+    if not b:   # hand-written params without run budgets: the experiment's integer
+        n = (params.get("experiment") or {}).get("baseline_budget")
+        if n == MATCH_OURS:
+            raise ConfigError(f"experiment.runs.{run}.budget is missing: recompose params.yaml with `testleak params`")
+        return None if spec.get("method") == "ours" else as_budget(int(n or 0))
+    if b["kind"] == "own":
+        return None
+    if b["kind"] == "responses":
+        return ResponseBudget(responses=int(b["responses"]))
+    p = Path(root) / b["reads"]
+    if not p.exists():
+        raise DataError(f"responses@{run} matches the completion tokens of run {b['reference']!r} "
+                        f"(experiment.baseline_budget: {MATCH_OURS}), but {b['reads']} does not exist: run "
+                        f"`dvc repro responses@{b['reference']}` first")
+    try:
+        stats = json.loads(p.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise DataError(f"{b['reads']} is not valid JSON ({e.msg})") from None
+    return ResponseBudget(target_tokens=reference_tokens(stats, b["reads"]), max_responses=int(b["max_responses"]),
+                          max_tokens_per_response=max_tokens_per_response, reference=b["reference"])
+
+
+__all__ = ["MATCH_OURS", "TOLERANCE", "ResponseBudget", "as_budget", "check_baseline_budget", "completion_tokens_of",
+           "fill_budgets",
+           "reference_run", "reference_tokens", "run_budget", "run_budgets", "responses_stats_path"]
