@@ -190,5 +190,8 @@ def test_repro_is_stable_and_a_change_reruns_exactly_its_dependents(tmp_path):
 
     # one ablation flag, composed as `dvc exp run -S ablation.library_hints=false` does: the
     # run of ours (its resolved flags) and the metrics/report entries reading ablation/experiment
+    # candidates@RUN and judged@RUN declare the run's entry (its method and optional `verification`
+    # choose the extractor / the pass-through judge, and DVC cannot declare a key that may be absent),
+    # so they are listed too; their work is a rerun anyway once responses@ours changes
     dump_params(compose_dict([*SMALL, "ablation.library_hints=false"]), proj / "params.yaml")
-    assert changed_stages(proj, env) == {"responses@ours", "metrics@ours", "report"}
+    assert changed_stages(proj, env) == {"responses@ours", "candidates@ours", "judged@ours", "metrics@ours", "report"}
