@@ -50,12 +50,29 @@ MAX_DRAWS = 20
 
 # ---------------------------------------------------------------------------- seeds
 
+def resource_dictionaries(cb: Mapping) -> dict[str, list[str]]:
+    """The resource's ``dictionaries``: a list of values, or ``{zxcvbn: LIST, top: N}`` = the N
+    most frequent entries of the zxcvbn package's frequency list LIST (e.g. ``passwords``)."""
+    out = {}
+    for name, spec in cb["dictionaries"].items():
+        if isinstance(spec, Mapping):
+            from zxcvbn.frequency_lists import FREQUENCY_LISTS
+
+            if spec.get("zxcvbn") not in FREQUENCY_LISTS or not isinstance(spec.get("top"), int) or spec["top"] < 1:
+                raise ConfigError(f"codebreaker resource: dictionaries.{name} = {dict(spec)!r}: expected a list of "
+                                  f"values or {{zxcvbn: <one of {', '.join(FREQUENCY_LISTS)}>, top: <integer >= 1>}}")
+            out[name] = [str(v) for v in FREQUENCY_LISTS[spec["zxcvbn"]][:spec["top"]]]
+        else:
+            out[name] = [str(v) for v in spec]
+    return out
+
+
 def dictionaries(params: Mapping) -> dict[str, list[str]]:
     """Entity dictionaries for insert/replace/delete: codebreaker.yaml values + CodexLeaks cities."""
     b = baseline_config(params, METHOD)
     cb = load_resource(b[METHOD]["resource"])
     cx = load_resource(b["codexleaks"]["resource"])
-    d = {k: [str(v) for v in vs] for k, vs in cb["dictionaries"].items()}
+    d = resource_dictionaries(cb)
     d["cities"] = [c for c in cx["cities"] if " " not in c]
     return d
 
@@ -81,12 +98,13 @@ def seed_pool(params: Mapping, taxonomy, seed: int) -> list[Prompt]:
             continue  # this attribute's template space is exhausted
         seen.add(text)
         seeds.append((text, style.lang, attr, style.key, "template"))
+    dicts = resource_dictionaries(cb)
     for dname, spec in (cb.get("value_seeds") or {}).items():
         if spec.get("attribute") not in attrs:
             continue
-        if dname not in cb["dictionaries"]:
+        if dname not in dicts:
             raise ConfigError(f"codebreaker resource: value_seeds.{dname} has no dictionary {dname!r}")
-        for v in cb["dictionaries"][dname]:
+        for v in dicts[dname]:
             text = fill(spec["text"], {"value": str(v)})
             if text not in seen:
                 seen.add(text)
