@@ -118,10 +118,12 @@ def test_headline_metrics_in_git(project):
     assert h == {"confirmed": 3, "instances": 3,
                  "permille": {"total": 100.0, "identifiable": 100.0, "private": 0.0, "secret": 100.0},
                  "lp1_permille": {"identifiable": 50.0, "private": 0.0, "secret": 100.0},
-                 "refusal_rate": 0.3333, "responses": 3, "tokens": 3 * 400 + 3000,
-                 # the elicitation budget and confirmed (3 distinct) per 1,000 completion tokens / per 100 calls
-                 "efficiency": {"calls": 6, "prompt_tokens": 1200, "completion_tokens": 3000,
-                                "per_1k_completion_tokens": 1.0, "per_100_calls": 50.0}}
+                 "refusal_rate": 0.3333, "responses": 3, "tokens": 3 * 400 + 3000}
+    # the elicitation budget and confirmed (3 distinct) per 1,000 completion tokens / per 100 calls:
+    # with the step statistics (a plain output), not a headline column of `dvc exp show`
+    m = json.loads((project / "data/metrics/ours.json").read_text())
+    assert m["efficiency"] == {"confirmed": 3, "calls": 6, "prompt_tokens": 1200, "completion_tokens": 3000,
+                               "per_1k_completion_tokens": 1.0, "per_100_calls": 50.0}
 
 
 def test_plot_csv(project):

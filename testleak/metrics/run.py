@@ -92,9 +92,10 @@ def run_metrics(
 def headline(m: Mapping, categories: Iterable[str]) -> dict:
     """The few numbers tracked in git per run (issue 11 item 3): confirmed distinct and
     instances, permille in total and per category, LP>=1 per category (permille), refusal
-    rate, responses and tokens; with ``efficiency`` (:mod:`.cost`) the elicitation budget (calls, prompt
-    and completion tokens) and confirmed per 1,000 completion tokens and per 100 calls. Rates rounded
-    to 4 decimals so diffs show real changes."""
+    rate, responses and tokens. Rates rounded to 4 decimals so diffs show real changes. The
+    elicitation budget and confirmed per 1,000 completion tokens / per 100 calls (``efficiency``,
+    :mod:`.cost`) stay in data/metrics/RUN.json with the step statistics: every headline number is
+    a column of `dvc exp show` per run."""
     cats = list(categories)
     steps, resp = m["steps"], m["responses"]
     return {
@@ -106,9 +107,6 @@ def headline(m: Mapping, categories: Iterable[str]) -> dict:
         "refusal_rate": round(resp["refusal_rate"], 4),
         "responses": resp["responses"],
         "tokens": resp["tokens"],
-        **({"efficiency": {k: m["efficiency"][k] for k in ("calls", "prompt_tokens", "completion_tokens",
-                                                           "per_1k_completion_tokens", "per_100_calls")}}
-           if m.get("efficiency") else {}),
     }
 
 
