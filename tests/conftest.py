@@ -39,3 +39,14 @@ def local_gateway(params, tmp_path_factory):
     cache = tmp_path_factory.mktemp("llm-cache")
     with open_gateway(params["model"], Paths(ROOT), cache_dir=cache, log_path=cache / "calls.jsonl") as gw:
         yield gw
+
+
+@pytest.fixture(scope="session")
+def session_cache(tmp_path_factory):
+    """One LLM and search cache ($TESTLEAK_CACHE) for the end-to-end DVC runs of a test session:
+    a request one test paid for (same model, messages and sampling) is answered from the cache in
+    the next, as in a user's repeated runs. Tests that count calls or resume from a cold cache
+    (test_resume, test_budget, test_plan, test_faults) keep caches of their own."""
+    from tests.project import shared_cache
+
+    return shared_cache(tmp_path_factory.mktemp("session-cache"))

@@ -59,7 +59,16 @@ def shim_env(base: Path, cache: Path) -> dict:
     return env
 
 
+# The sizes of the end-to-end runs on the embedded model (tiny experiment): a 3 MB corpus index,
+# shorter answers. Tests that share these overrides and the session cache (conftest.session_cache)
+# send each LLM request once per test session.
+SMALL_INDEX = ["verifier.local.max_bytes=3000000"]
+SMALL_MODEL = ["model.sampling.max_tokens=320", "questioner.sampling.max_tokens=320", "judge.sampling.max_tokens=64"]
+SMALL = [*SMALL_INDEX, *SMALL_MODEL]
+
+
 def shared_cache(base: Path) -> Path:
+    """``base/cache``: LLM and search caches of their own, with the project's assembled models."""
     cache = base / "cache"
     (cache / "llm").mkdir(parents=True, exist_ok=True)
     models = ROOT / ".cache" / "models"

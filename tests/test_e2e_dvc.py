@@ -9,17 +9,14 @@ import json
 import pytest
 
 from testleak.records import read_jsonl
-from tests.project import env_for, make_project, run, run_queue, shared_cache
+from tests.project import SMALL_INDEX, SMALL_MODEL, env_for, make_project, run, run_queue
 
 pytestmark = pytest.mark.slow
 
-SMALL_INDEX = ["verifier.local.max_bytes=3000000"]
-SMALL_MODEL = ["model.sampling.max_tokens=320", "questioner.sampling.max_tokens=320", "judge.sampling.max_tokens=64"]
-
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    return shared_cache(tmp_path_factory.mktemp("e2e"))
+def cache(session_cache):
+    return session_cache
 
 
 def test_questions_responses_candidates_through_dvc_repro(tmp_path, cache):
@@ -80,7 +77,7 @@ def test_both_baselines_end_to_end_through_dvc_repro(tmp_path, cache):
 
 
 def test_queued_sweep_of_two_experiments_shows_in_exp_show(tmp_path, cache):
-    proj = make_project(tmp_path / "p", ["experiment=tiny"])
+    proj = make_project(tmp_path / "p", ["experiment=tiny", *SMALL_INDEX, *SMALL_MODEL])
     env = env_for(cache)
     run(["dvc", "config", "hydra.enabled", "true"], proj, env)
     sets = ["-S", "experiment=tiny", "-S", SMALL_INDEX[0], *sum((["-S", s] for s in SMALL_MODEL), []),

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 from testleak.records import read_jsonl
-from tests.project import env_for, make_project, run, shared_cache
+from tests.project import env_for, make_project, run
 
 pytestmark = pytest.mark.slow
 
@@ -33,10 +32,10 @@ def _pm(fraction: float) -> str:
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory):
+def project(tmp_path_factory, session_cache):
     base = tmp_path_factory.mktemp("models")
     proj = make_project(base / "p", SMALL)
-    env = env_for(Path(os.environ["TESTLEAK_CACHE"]) if os.environ.get("TESTLEAK_CACHE") else shared_cache(base))
+    env = env_for(session_cache)
     run(["dvc", "repro"], proj, env)
     return proj
 

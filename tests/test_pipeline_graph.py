@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 
 from testleak.config import ROOT
-from tests.project import env_for, make_project, run, shared_cache
+from tests.project import SMALL as SMALL_SIZES
+from tests.project import env_for, make_project, run
 
-SMALL = ["experiment=tiny", "verifier.local.max_bytes=3000000", "model.sampling.max_tokens=320",
-         "questioner.sampling.max_tokens=320", "judge.sampling.max_tokens=64"]
+SMALL = ["experiment=tiny", *SMALL_SIZES]
 # Not artifacts (testleak/graph.py): params.yaml is checked key by key; logs/ and the caches
 # hold call logs and request-keyed answers; code is checked through the imported modules.
 IGNORED_PREFIXES = ("logs/", ".cache/", ".dvc/", ".git/")
@@ -133,10 +133,10 @@ def probe(proj: Path, env: dict, stage: dict, out: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def tiny_project(tmp_path_factory):
+def tiny_project(tmp_path_factory, session_cache):
     base = tmp_path_factory.mktemp("graph")
     proj = make_project(base / "p", SMALL)
-    env = env_for(Path(os.environ["TESTLEAK_CACHE"]) if os.environ.get("TESTLEAK_CACHE") else shared_cache(base))
+    env = env_for(session_cache)
     env["PYTHONPATH"] = str(proj)          # the copy's code, so its modules lie under its root
     return proj, env, base
 
@@ -168,11 +168,11 @@ def changed_stages(proj: Path, env: dict) -> set[str]:
 
 
 @pytest.mark.slow
-def test_repro_is_stable_and_a_change_reruns_exactly_its_dependents(tmp_path):
+def test_repro_is_stable_and_a_change_reruns_exactly_its_dependents(tmp_path, session_cache):
     from testleak.config import compose_dict, dump_params
 
     proj = make_project(tmp_path / "p", SMALL)
-    env = env_for(Path(os.environ["TESTLEAK_CACHE"]) if os.environ.get("TESTLEAK_CACHE") else shared_cache(tmp_path))
+    env = env_for(session_cache)
     run(["dvc", "repro"], proj, env)
     assert (proj / "data/runs/ours/confirmed.jsonl").exists() and (proj / "reports/table2.md").exists()
     # stable outputs: nothing changed, and a second repro runs no stage

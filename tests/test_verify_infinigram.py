@@ -116,19 +116,18 @@ def test_index_build_is_deterministic(corpus, tmp_path):
 
 
 @pytest.mark.slow
-def test_verifier_infinigram_through_dvc_repro_agrees_with_fts5(tmp_path_factory):
+def test_verifier_infinigram_through_dvc_repro_agrees_with_fts5(tmp_path_factory, session_cache):
     """`verifier=infinigram` end to end: the index stage builds the suffix array over the
     bounded corpus, verified@ours searches it; every searched candidate's hit count and
     repository ids equal the FTS5 index's over the same corpus."""
     import json as _json
 
     from testleak.records import read_jsonl
-    from tests.project import env_for, make_project, run, shared_cache
+    from tests.project import SMALL, env_for, make_project, run
 
     base = tmp_path_factory.mktemp("ig_e2e")
-    cache = shared_cache(base)
-    small = ["verifier.local.max_bytes=3000000", "verifier.judge_mode=rules",
-             "model.sampling.max_tokens=320", "questioner.sampling.max_tokens=320"]
+    cache = session_cache
+    small = [*SMALL, "verifier.judge_mode=rules"]
     proj = make_project(base / "p", ["experiment=tiny", "verifier=infinigram", *small])
     run(["dvc", "repro", "verified@ours"], proj, env_for(cache))
     assert (proj / "data/index/infinigram/testleak_index.json").exists()
