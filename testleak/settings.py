@@ -403,10 +403,29 @@ class Completion(_Strict):
     user: str
 
 
+class BlindMI(_Strict):
+    """Blind-MI-Diff, the rule of CodexLeaks' code (testleak/baselines/published.py)."""
+    nonmembers: Literal["split", "generated"]
+    band: list[float] = Field(min_length=2, max_length=2)  # initial member band (percentiles of the feature), split
+    generated: int = Field(ge=1)                   # generated non-member reference samples, generated
+    scorer: str | None = None                      # key of library.division.models: the target model's GGUF
+    batch: int = Field(ge=1)
+    seed: int
+
+    @model_validator(mode="after")
+    def _band(self):
+        lo, hi = self.band
+        if not 0 <= lo < hi <= 1:
+            raise _rule("band", list(self.band), "two percentiles [lo, hi] with 0 <= lo < hi <= 1")
+        return self
+
+
 class CodexLeaksFilter(_Strict):
     """CodexLeaks' blind membership-inference filter (testleak/baselines/published.py)."""
-    reference: str = Field(min_length=1)           # zlib | a key of library.division.models
-    top_share: float = Field(gt=0, le=1)
+    rule: Literal["blind_mi_diff", "rank"]
+    blind_mi: BlindMI
+    reference: str = Field(min_length=1)           # zlib | a key of library.division.models (rule rank)
+    top_share: float = Field(gt=0, le=1)           # rule rank
     unranked: Literal["keep", "drop"]
 
 
@@ -576,6 +595,14 @@ class Settings(_Strict):
         if ref != "zlib" and ref not in self.library.division.models:
             raise _rule("baselines.codexleaks.filter.reference", ref,
                         f"zlib or a key of library.division.models ({', '.join(self.library.division.models)})")
+        bmi = self.baselines.codexleaks.filter.blind_mi
+        if bmi.scorer is not None and bmi.scorer not in self.library.division.models:
+            raise _rule("baselines.codexleaks.filter.blind_mi.scorer", bmi.scorer,
+                        f"null or a key of library.division.models ({', '.join(self.library.division.models)})")
+        if bmi.nonmembers == "generated" and bmi.scorer is None:
+            raise _rule("baselines.codexleaks.filter.blind_mi.scorer", None,
+                        "a key of library.division.models whose GGUF is the target model (nonmembers: generated "
+                        f"scores its generated non-members with it): {', '.join(self.library.division.models)}")
         if self.budget.usd is not None:
             for role in ("questioner", "model", "judge"):
                 m = getattr(self, role)

@@ -3,14 +3,16 @@ Codebreaker's Presidio NER verifier, CodexLeaks' membership-inference filter, th
 
 from __future__ import annotations
 
+import math
 import random
 import string
 
 import pytest
 
 from testleak import pipeline
-from testleak.baselines.published import (codebreaker_candidates, codexleaks_filter, membership_scores, run_protocol,
-                                          zlib_entropy)
+from testleak.baselines.published import (MMD_FLOOR, band_split, blind_mi_generated, blind_mi_split,
+                                          codebreaker_candidates, codexleaks_filter, filter_scorer, membership_scores,
+                                          mmd, perturb, run_protocol, zlib_entropy)
 from testleak.config import compose
 from testleak.errors import ConfigError
 
@@ -48,8 +50,11 @@ def test_codebreaker_verifier_maps_known_entities_and_counts_the_rest(params):
 # ------------------------------------------------------------------------- CodexLeaks: blind MI filter
 
 def _cfg(params, **filt):
-    return {**params, "baselines": {**params["baselines"], "codexleaks": {
-        **params["baselines"]["codexleaks"], "filter": {**params["baselines"]["codexleaks"]["filter"], **filt}}}}
+    """params with ``baselines.codexleaks.filter`` updated (``blind_mi`` merged); ``rule: rank``
+    unless given."""
+    f0 = params["baselines"]["codexleaks"]["filter"]
+    f = {**f0, "rule": "rank", **filt, "blind_mi": {**f0["blind_mi"], **(filt.get("blind_mi") or {})}}
+    return {**params, "baselines": {**params["baselines"], "codexleaks": {**params["baselines"]["codexleaks"], "filter": f}}}
 
 
 def test_codexleaks_filter_ranks_by_zlib_ratio_when_perplexities_are_equal(params):
@@ -80,12 +85,151 @@ def test_codexleaks_filter_rejects_a_bad_share(params):
         codexleaks_filter([], _cfg(params, top_share=0))
 
 
+@pytest.mark.parametrize("filt, key, expected", [
+    ({"rule": "mia"}, "rule", "blind_mi_diff or rank"),
+    ({"rule": "blind_mi_diff", "blind_mi": {"nonmembers": "random"}}, "blind_mi.nonmembers", "split or generated"),
+    ({"rule": "blind_mi_diff", "blind_mi": {"band": [0.75, 0.25]}}, "blind_mi.band", "0 <= lo < hi <= 1"),
+    ({"rule": "blind_mi_diff", "blind_mi": {"batch": 0}}, "blind_mi.batch", "integer >= 1"),
+])
+def test_codexleaks_filter_bad_values_are_one_line(params, filt, key, expected):
+    with pytest.raises(ConfigError) as ei:
+        codexleaks_filter([], _cfg(params, **filt))
+    msg = str(ei.value)
+    assert "\n" not in msg and f"baselines.codexleaks.filter.{key} = " in msg and expected in msg
+
+
+@pytest.mark.parametrize("override, key, expected", [
+    ("baselines.codexleaks.filter.rule=mia", "rule", "'blind_mi_diff' or 'rank'"),
+    ("baselines.codexleaks.filter.blind_mi.band=[0.8,0.2]", "blind_mi.band", "0 <= lo < hi <= 1"),
+    ("baselines.codexleaks.filter.blind_mi.nonmembers=generated", "blind_mi.scorer", "library.division.models"),
+    ("baselines.codexleaks.filter.blind_mi.scorer=gpt2", "blind_mi.scorer", "gemma3-270m"),
+])
+def test_bad_blind_mi_config_is_one_line_naming_key_and_values(override, key, expected):
+    with pytest.raises(ConfigError) as ei:
+        compose([override])
+    msg = str(ei.value)
+    assert "\n" not in msg.strip() and f"baselines.codexleaks.filter.{key} = " in msg and expected in msg
+
+
+# ------------------------------------------------------------------------- CodexLeaks: Blind-MI-Diff
+
+def _split_by_recomputing(features, band, order):
+    """The split rule written the slow way: the MMD recomputed from scratch for every move."""
+    member = band_split(features, band)
+    moved = True
+    while moved:
+        moved = False
+        cur = mmd([f for f, m in zip(features, member) if not m], [f for f, m in zip(features, member) if m])
+        for i in order:
+            if member[i]:
+                continue
+            member[i] = True
+            new = mmd([f for f, m in zip(features, member) if not m], [f for f, m in zip(features, member) if m])
+            if new < cur:
+                member[i] = False
+            else:
+                moved, cur = True, new
+    return member
+
+
+def _two_clusters(n_mem, n_rand, seed):
+    rng = random.Random(seed)
+    feats = [rng.gauss(-0.1, 0.05) for _ in range(n_mem)] + [rng.gauss(-4.0, 0.8) for _ in range(n_rand)]
+    order = list(range(len(feats)))
+    rng.shuffle(order)
+    return feats, order, rng
+
+
+def test_mmd_is_floored_and_grows_with_separation():
+    assert mmd([], [1.0]) == MMD_FLOOR and mmd([0.5, 0.5], [0.5]) == MMD_FLOOR
+    assert MMD_FLOOR < mmd([0.0, 0.1], [1.0, 1.1]) < mmd([0.0, 0.1], [3.0, 3.1])
+
+
+def test_band_split_takes_the_strict_lower_percentile_band():
+    # lower percentiles of 0..8: 25th = 2, 75th = 6; strictly between: 3, 4, 5
+    assert band_split([8, 0, 4, 2, 6, 1, 3, 7, 5], [0.25, 0.75]) == [f in (3, 4, 5) for f in [8, 0, 4, 2, 6, 1, 3, 7, 5]]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_blind_mi_split_equals_the_rule_recomputed_move_by_move(seed):
+    rng = random.Random(seed)
+    feats = [rng.gauss(-1.5, 1.0) for _ in range(30)]
+    order = list(range(30))
+    rng.shuffle(order)
+    member, info = blind_mi_split(feats, [0.25, 0.75], order, 4000)
+    assert member == _split_by_recomputing(feats, [0.25, 0.75], order)
+    assert info["initial_members"] == sum(band_split(feats, [0.25, 0.75])) and info["moves"] == sum(member) - info["initial_members"]
+
+
+def test_blind_mi_split_keeps_the_cluster_grown_from_the_middle_band():
+    """The authors' rule as coded: members start as the middle percentile band and only grow,
+    so on two clusters the member side is the majority cluster; a memorised minority ends
+    as non-members. Both directions are pinned here."""
+    feats, order, _ = _two_clusters(36, 12, 0)                # memorised majority
+    member, _ = blind_mi_split(feats, [0.25, 0.75], order, 4000)
+    assert all(member[:36]) and sum(member[36:]) <= 1
+    feats, order, _ = _two_clusters(12, 36, 0)                # memorised minority
+    member, _ = blind_mi_split(feats, [0.25, 0.75], order, 4000)
+    assert not any(member[:12]) and all(member[12:])
+
+
+@pytest.mark.parametrize("n_mem, n_rand", [(12, 36), (24, 24), (36, 12)])
+def test_blind_mi_generated_keeps_memorised_and_moves_random_to_non_members(n_mem, n_rand):
+    """Hui et al.'s Diff-w on fixed features: high mean log-probability = memorised by
+    construction; the random ones and the generated non-members share one low distribution."""
+    feats, order, rng = _two_clusters(n_mem, n_rand, 0)
+    gen = [rng.gauss(-4.5, 0.8) for _ in range(20)]
+    member, info = blind_mi_generated(feats, gen, order, 4000)
+    assert all(member[:n_mem]) and not any(member[n_mem:])
+    assert info["moves"] == n_rand
+
+
+def test_codexleaks_filter_blind_mi_split_on_records_is_seeded_and_counts(params):
+    rng = random.Random(4)
+    ppl = [math.exp(0.1 + rng.random() * 0.05) for _ in range(9)] + [math.exp(4 + rng.random()) for _ in range(3)]
+    recs = [_resp(f"codexleaks/p{i}/s0", f"v{i}@corp.example'", p) for i, p in enumerate(ppl)]
+    recs += [_resp("codexleaks/p9/s9", "x@y.org", None), _resp("codexleaks/p9/s8", "", None, status="refused")]
+    p = _cfg(params, rule="blind_mi_diff", unranked="drop")
+    kept, stats = codexleaks_filter(recs, p)
+    again, _ = codexleaks_filter(recs, p)
+    assert [r["id"] for r in kept] == [r["id"] for r in again]
+    # the feature is the mean token log-probability = -log perplexity
+    assert all(abs(r["mi_feature"] + math.log(r["perplexity"])) < 1e-12 and r["mi_member"] for r in kept)
+    assert {r["id"] for r in kept} == {f"codexleaks/p{i}/s0" for i in range(9)}
+    assert stats["rule"] == "blind_mi_diff" and stats["nonmembers"] == "split" and stats["scored"] == 12
+    assert stats["kept_scored"] == 9 == stats["kept"] and stats["unranked"] == 1 and stats["unranked_kept"] == 0
+    assert stats["not_ok"] == 1 and "threshold" not in stats
+    kept, stats = codexleaks_filter(recs, _cfg(params, rule="blind_mi_diff", unranked="keep"))
+    assert stats["kept"] == 10 and "codexleaks/p9/s9" in [r["id"] for r in kept]
+
+
+def test_perturb_keeps_the_characters_and_is_seeded():
+    text = "jane.roe@example.org', 'phone': '+1 212 555 0199'"
+    a, b = perturb(text, random.Random(1)), perturb(text, random.Random(1))
+    assert a == b and a != text and sorted(a) == sorted(text)
+
+
+def test_filter_scorer_is_none_without_a_model(params):
+    assert filter_scorer(_cfg(params, rule="blind_mi_diff"), "/nonexistent") is None
+    assert filter_scorer(_cfg(params, rule="rank", reference="zlib"), "/nonexistent") is None
+
+
 @pytest.mark.slow
 def test_embedded_models_greedy_continuation_ranks_above_random_strings(params, local_gateway):
     """The model's own greedy continuation is 'memorised' by construction; tokens drawn from
     the whole vocabulary at a high temperature (top_k and min_p disabled) are near-random
     strings. Scored as in production (perplexity of the continuation from the embedded llama.cpp
     model's logprobs, reference zlib), the greedy one must rank first."""
+    recs = _greedy_and_noisy(params, local_gateway)
+    kept, stats = codexleaks_filter(recs, _cfg(params, top_share=1 / len(recs), unranked="drop"))
+    assert [r["id"] for r in kept] == ["mi/greedy/s0"], [(r["perplexity"], r["turn1"]["continuation"][:30]) for r in recs]
+    assert kept[0]["mi_rank"] == 1 and stats["scored"] == 6 and stats["kept"] == 1
+
+
+def _greedy_and_noisy(params, local_gateway, n_noisy=5):
+    """The embedded model's greedy continuation (memorised by construction: the model's own
+    most likely text) and near-random continuations (whole vocabulary, temperature 5), as
+    CodexLeaks response records with perplexity from llama.cpp's token logprobs."""
     from testleak.baselines.common import Prompt, chat_requests, response_record
 
     text = "import re\n\ndef is_valid_email(address):\n    "
@@ -93,15 +237,68 @@ def test_embedded_models_greedy_continuation_ranks_above_random_strings(params, 
     planted = Prompt(id="mi/greedy", text=text, lang="python", attribute="email")
     noisy = Prompt(id="mi/noisy", text=text, lang="python", attribute="email")
     reqs = (chat_requests(planted, 1, {"temperature": 0.0, "max_tokens": 24, "logprobs": True}, comp, "prefill")
-            + chat_requests(noisy, 5, {"temperature": 5.0, "max_tokens": 24, "logprobs": True,
-                                                  "extra_body": {"top_k": 0, "min_p": 0.0, "top_p": 1.0}}, comp, "prefill"))
+            + chat_requests(noisy, n_noisy, {"temperature": 5.0, "max_tokens": 24, "logprobs": True,
+                                             "extra_body": {"top_k": 0, "min_p": 0.0, "top_p": 1.0}}, comp, "prefill"))
     comps = local_gateway.chat_many(reqs, purpose="test")
-    owners = [(planted, 0)] + [(noisy, i) for i in range(5)]
+    owners = [(planted, 0)] + [(noisy, i) for i in range(n_noisy)]
     recs = [response_record("codexleaks", p, i, c, "qwen", 0) for (p, i), c in zip(owners, comps)]
     assert all(r["status"] == "ok" and r["perplexity"] is not None for r in recs), [r["status"] for r in recs]
-    kept, stats = codexleaks_filter(recs, _cfg(params, top_share=1 / len(recs), unranked="drop"))
-    assert [r["id"] for r in kept] == ["mi/greedy/s0"], [(r["perplexity"], r["turn1"]["continuation"][:30]) for r in recs]
-    assert kept[0]["mi_rank"] == 1 and stats["scored"] == 6 and stats["kept"] == 1
+    return recs
+
+
+@pytest.mark.slow
+def test_reference_model_ratio_ranks_the_targets_own_text_first(params, local_gateway):
+    """rule rank, reference = a second real model (Gemma 3 270M through transformers, another
+    family): log perplexity under the target (llama.cpp logprobs) over log perplexity under the
+    reference. The target's greedy continuation is likely for the target, not especially for
+    the reference: its ratio must be the lowest."""
+    from testleak.paths import Paths
+
+    recs = _greedy_and_noisy(params, local_gateway)
+    p = _cfg(params, rule="rank", reference="gemma3-270m", top_share=1 / len(recs), unranked="drop")
+    scorer = filter_scorer(p, Paths().models)
+    assert scorer is not None and scorer.name == "causal_surprisal"
+    scores = membership_scores(recs, "gemma3-270m", scorer)
+    ref = [sum(t.scores) / len(t.scores) for t in scorer.score([r["turn1"]["continuation"] for r in recs])]
+    for s, r, n in zip(scores, recs, ref):                      # the ratio is target / reference
+        assert abs(s - math.log(r["perplexity"]) / n) < 1e-9
+    assert min(range(len(recs)), key=lambda i: scores[i]) == 0, scores
+    kept, stats = codexleaks_filter(recs, p, scorer)
+    assert [r["id"] for r in kept] == ["mi/greedy/s0"] and stats["reference"] == "gemma3-270m"
+
+
+@pytest.mark.slow
+def test_blind_mi_generated_on_the_target_models_own_weights(params):
+    """Blind-MI-Diff with generated non-members, features from the target's own GGUF
+    (library.division.models qwen2.5-coder-0.5b, the same file the embedded server loads):
+    continuations the model finds likely (well-known code and boilerplate) stay members; random
+    strings of the same lengths (twice as many) go to the non-members."""
+    from testleak.paths import Paths
+
+    # the prefixes end where a token ends (a trailing space splits the next word's token);
+    # mean log-probabilities of these continuations: -0.8 to -2.4 nats/token (measured once),
+    # random strings of the same lengths: -7.7 to -13.5
+    likely = [("import numpy as np\nimport pandas as ", "pd\nimport matplotlib.pyplot as plt\n"),
+              ("def fibonacci(n):\n    if n <= 1:\n        return n\n    return ", "fibonacci(n - 1) + fibonacci(n - 2)\n"),
+              ("Lorem ipsum dolor sit amet, ", "consectetur adipiscing elit, sed do eiusmod tempor"),
+              ("import os\nimport sys\nimport ", "json\nimport time\n"),
+              ("#!/usr/bin/env ", "python\n# -*- coding: utf-8 -*-\n"),
+              ("    def __init__(self", "):\n        super().__init__()\n"),
+              ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n    <meta ", "charset=\"UTF-8\">\n"),
+              ("Copyright (c) ", "2015 The Authors. All rights reserved.\n")]
+    rng = random.Random(7)
+    alphabet = string.ascii_letters + string.digits + "@._-'\" {}:;"
+    recs = [_resp(f"mi/likely{i}/s0", c, 1.0, prompt=pr) for i, (pr, c) in enumerate(likely)]
+    recs += [_resp(f"mi/random{i}/s0", "".join(rng.choice(alphabet) for _ in range(len(c))), 50.0, prompt=pr)
+             for i, (pr, c) in enumerate(likely * 2)]
+    p = _cfg(params, rule="blind_mi_diff", blind_mi={"nonmembers": "generated", "scorer": "qwen2.5-coder-0.5b",
+                                                     "generated": 20, "seed": 3})
+    scorer = filter_scorer(p, Paths().models)
+    kept, stats = codexleaks_filter(recs, p, scorer)
+    feats = {r["id"]: round(r["mi_feature"], 2) for r in kept}
+    assert sorted(r["id"] for r in kept) == [f"mi/likely{i}/s0" for i in range(len(likely))], (feats, stats)
+    assert stats["generated"] == 20 and stats["scored"] == 3 * len(likely) and stats["kept_scored"] == len(likely)
+    assert stats["feature_source"] == "scorer qwen2.5-coder-0.5b"
 
 
 @pytest.mark.slow
@@ -146,6 +343,8 @@ def test_protocol_switch_picks_the_baselines_own_verification(params):
     resp = [_resp("codexleaks/p0/s0", "ann.lee@corp-mail.net'\n", 2.0, "user = {'email': '"),
             _resp("codexleaks/p1/s0", "bob.ray@corp-mail.net'\n", 9.0, "user = {'email': '")]
     assert run_protocol(params, "ours") == "shared" and run_protocol(params, "codexleaks") == "published"
+    assert params["baselines"]["codexleaks"]["filter"]["rule"] == "blind_mi_diff"     # the default
+    params = _cfg(params, rule="rank")                     # two responses: the ranking keeps the likelier
     cands, stats = pipeline.candidates(params, "codexleaks", resp)
     assert stats["protocol"] == "published" and stats["filter"]["kept"] == 1 and stats["after_filter"] == 1
     assert [c["value"] for c in cands] == ["ann.lee@corp-mail.net"]

@@ -9,30 +9,54 @@ uses its own (shared) chain. A run entry may set ``verification`` to override
 ``baselines.protocol`` for that run (:func:`run_protocol`).
 
 **CodexLeaks** (Niu et al., USENIX Security 2023): a blind membership-inference filter over
-the outputs (:func:`codexleaks_filter`). Each response with token logprobs gets a score of how
-much more likely the target model finds its continuation than a reference:
+the outputs (:func:`codexleaks_filter`), ``baselines.codexleaks.filter.rule``:
 
-- ``reference: zlib`` (default, no second model): ``log perplexity / zlib entropy`` (nats per
-  token over bits of the zlib-compressed continuation), the zlib ratio of Carlini et al. 2021
-  that CodexLeaks builds on;
-- ``reference: <key of library.division.models>``: ``log perplexity (target) / log perplexity
-  (reference model)``, the reference model's token surprisal from the causal scorer of
-  :mod:`testleak.library.division` (loaded with transformers from its GGUF).
+``blind_mi_diff`` (default): the rule the authors ran. Their repository (niuliang42/CodexLeaks,
+``Blind_MI/main.py`` and ``utils.py``, read for this; no code taken) applies Blind-MI-Diff (Hui et
+al., NDSS 2021; hyhmia/BlindMI) without generated non-members, in the bidirectional variant's
+form (BlindMI's ``BlindMI_Diff_Bi``) with only the non-member -> member direction switched on:
 
-Lower = more likely memorised. The ``top_share`` best-scoring responses are kept (at least
-one when any is scored; ties in generation order). Responses without logprobs cannot be
-scored: they are counted (``unranked``) and kept or dropped by ``unranked: keep | drop``,
-stated in the stats. The values of the kept responses are then extracted with ExtractPII
-(the candidate strings CodexLeaks searched were the completed privacy slots; ExtractPII reads
-exactly those key/value assignments) and searched.
+- feature: the mean token log-probability of each response (Codex ``token_logprobs``; here
+  ``-log perplexity`` of the continuation from the endpoint's logprobs), one dimension;
+- initial split: members = responses whose feature lies strictly between its 25th and 75th
+  percentiles (numpy ``lower`` percentiles), the rest non-members;
+- distance: the biased squared MMD between the two sets with a sum of Gaussian kernels
+  ``exp(-d^2 / (2 s))`` over their 19 widths ``s`` (1e-6 .. 1e6), floored at 1e-4 (an empty
+  set gives the floor);
+- moves: in a shuffled order, batches of 4000, each non-member in turn joins the members and
+  stays there unless the MMD drops (ties stay); passes repeat until one moves nobody;
+- their annotator then shows the members (``MI_label = 1``) with 1..100 GitHub hits.
 
-Deviation: the authors' repository (niuliang42/CodexLeaks, ``Blind_MI/``) implements the
-filter as Blind-MI-Diff (Hui et al., NDSS 2021): mean token log-probability as the feature,
-an initial split at the 25th-75th percentiles, then samples moved between the member and
-non-member sets while that increases their maximum mean discrepancy. Its output is a member /
-non-member split whose size is data-dependent; we keep a configured share of a ranking instead
-(the issue's rule, testable and budget-stable), and add the reference (zlib or a second model)
-that the plain perplexity feature lacks.
+We do the same (:func:`blind_mi_split`, ``nonmembers: split``; ``band``, ``batch`` are config),
+with a seeded order (``seed``; theirs was an unseeded shuffle) and the MMD updated
+incrementally (equal to recomputing it per move, tested). Note what the rule does: the member
+set grows from the middle band, so on two clusters it ends as the majority cluster; a memorised
+minority (high log-probability outliers) ends as non-members (tested on fixed features). The
+share kept is data-dependent. Their ``main.py`` also has other features (sliding-window,
+per-token and sub-sequence log-probabilities, ``algo`` 1-3) but sets ``algo = 0`` (the mean);
+only that one is implemented. The paper's own text was not available to us; the rule is read
+from the code.
+
+``nonmembers: generated``: Blind-MI-Diff-w as Hui et al. published it (``BlindMI_Diff_W``):
+``generated`` non-member samples are made by perturbing randomly drawn responses (their
+continuation's characters shuffled, same length and alphabet; Hui et al. filtered images);
+every response starts as a member and, per pass, moves to the non-members if adding it to the
+generated set raises the MMD between that set and the remaining members (:func:`blind_mi_generated`).
+The generated texts must be scored by the target model: features of both sets come from
+``blind_mi.scorer``, a key of ``library.division.models`` whose GGUF is the target's (mean
+token log-probability of the continuation given the prompt, transformers); hosted models
+without prompt scoring cannot use it.
+
+``rank``: our earlier rule, a ranking by how much more likely the target finds a continuation
+than a reference, keeping the ``top_share`` best: ``reference: zlib`` (``log perplexity / zlib
+entropy`` of the continuation, Carlini et al. 2021) or a key of ``library.division.models``
+(``log perplexity (target) / log perplexity (reference model)``, the reference's surprisal
+from the causal scorer of :mod:`testleak.library.division`). Lower = more likely memorised.
+
+Under every rule, responses without logprobs cannot be scored: they are counted (``unranked``)
+and kept or dropped by ``unranked: keep | drop``, stated in the stats. The values of the kept
+responses are then extracted with ExtractPII (the candidate strings CodexLeaks searched were
+the completed privacy slots; ExtractPII reads exactly those key/value assignments) and searched.
 
 **Codebreaker** (Han et al., S&P 2025): its verifier is named-entity recognition over the
 output with Microsoft Presidio (:func:`codebreaker_candidates`, through
@@ -56,6 +80,9 @@ from .common import _plain, mean_nll
 
 REFERENCE_ZLIB = "zlib"
 UNRANKED = ("keep", "drop")
+RULE_BLIND_MI, RULE_RANK = "blind_mi_diff", "rank"
+RULES = (RULE_BLIND_MI, RULE_RANK)
+NONMEMBERS = ("split", "generated")
 
 
 # ---------------------------------------------------------------------------- CodexLeaks
@@ -77,35 +104,69 @@ def continuation(rec: Mapping) -> str:
 
 def _filter_cfg(params: Mapping) -> dict:
     cfg = dict(((_plain(params).get("baselines") or {}).get("codexleaks") or {}).get("filter") or {})
+    key = "baselines.codexleaks.filter"
     share = cfg.get("top_share", 0.5)
     if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
-        raise ConfigError(f"baselines.codexleaks.filter.top_share = {share!r}: expected a number in (0, 1]")
+        raise ConfigError(f"{key}.top_share = {share!r}: expected a number in (0, 1]")
     if cfg.get("unranked", "keep") not in UNRANKED:
-        raise ConfigError(f"baselines.codexleaks.filter.unranked = {cfg.get('unranked')!r}: expected keep or drop")
+        raise ConfigError(f"{key}.unranked = {cfg.get('unranked')!r}: expected keep or drop")
+    cfg.setdefault("rule", RULE_BLIND_MI)
+    if cfg["rule"] not in RULES:
+        raise ConfigError(f"{key}.rule = {cfg['rule']!r}: expected {' or '.join(RULES)}")
+    bmi = {"nonmembers": "split", "band": [0.25, 0.75], "generated": 20, "scorer": None, "batch": 4000, "seed": 0,
+           **(cfg.get("blind_mi") or {})}
+    if bmi["nonmembers"] not in NONMEMBERS:
+        raise ConfigError(f"{key}.blind_mi.nonmembers = {bmi['nonmembers']!r}: expected {' or '.join(NONMEMBERS)}")
+    band = bmi["band"]
+    if (not isinstance(band, (list, tuple)) or len(band) != 2
+            or not all(isinstance(b, (int, float)) and not isinstance(b, bool) for b in band)
+            or not 0 <= band[0] < band[1] <= 1):
+        raise ConfigError(f"{key}.blind_mi.band = {band!r}: expected two percentiles [lo, hi] with 0 <= lo < hi <= 1")
+    for k in ("generated", "batch"):
+        if isinstance(bmi[k], bool) or not isinstance(bmi[k], int) or bmi[k] < 1:
+            raise ConfigError(f"{key}.blind_mi.{k} = {bmi[k]!r}: expected an integer >= 1")
+    cfg["blind_mi"] = bmi
     cfg.setdefault("reference", REFERENCE_ZLIB)
     cfg.setdefault("unranked", "keep")
     cfg["top_share"] = float(share)
     return cfg
 
 
-def reference_scorer(params: Mapping, models_dir):
-    """The causal scorer of the reference model ``baselines.codexleaks.filter.reference`` (a key
-    of ``library.division.models``), or None for ``zlib``."""
-    ref = _filter_cfg(params)["reference"]
-    if ref == REFERENCE_ZLIB:
-        return None
+def _division_scorer(params: Mapping, models_dir, key: str, field: str):
     from ..library.division import get_scorer
 
     models = ((_plain(params).get("library") or {}).get("division") or {}).get("models") or {}
-    if ref not in models:
-        raise ConfigError(f"baselines.codexleaks.filter.reference = {ref!r}: expected zlib or a key of "
+    if key not in models:
+        raise ConfigError(f"baselines.codexleaks.filter.{field} = {key!r}: expected a key of "
                           f"library.division.models ({', '.join(models) or 'none'})")
-    div = {"scorer": "causal_surprisal", "model": ref, "models": models, "batch_size": 8}
+    div = {"scorer": "causal_surprisal", "model": key, "models": models, "batch_size": 8}
     return get_scorer(div, models_dir)
 
 
+def filter_scorer(params: Mapping, models_dir):
+    """The causal scorer the configured filter needs, or None: under ``rule: rank`` the
+    reference model ``filter.reference`` (None for ``zlib``); under ``rule: blind_mi_diff`` with
+    ``nonmembers: generated`` the target model's own weights ``filter.blind_mi.scorer``
+    (keys of ``library.division.models``)."""
+    cfg = _filter_cfg(params)
+    if cfg["rule"] == RULE_RANK:
+        ref = cfg["reference"]
+        return None if ref == REFERENCE_ZLIB else _division_scorer(params, models_dir, ref, "reference")
+    bmi = cfg["blind_mi"]
+    if bmi["nonmembers"] != "generated":
+        return None
+    if not bmi["scorer"]:
+        raise ConfigError("baselines.codexleaks.filter.blind_mi.scorer = None: expected a key of "
+                          "library.division.models (nonmembers: generated scores with it)")
+    return _division_scorer(params, models_dir, bmi["scorer"], "blind_mi.scorer")
+
+
+def _mean_nll(t) -> float | None:
+    return sum(t.scores) / len(t.scores) if t.scores else None
+
+
 def membership_scores(records: list[Mapping], reference: str = REFERENCE_ZLIB, scorer=None) -> list[float | None]:
-    """The filter's score of every record (lower = more likely memorised), None without
+    """The ``rank`` rule's score of every record (lower = more likely memorised), None without
     logprobs (``perplexity`` is None) or without text."""
     out: list[float | None] = []
     todo: list[int] = []
@@ -125,16 +186,193 @@ def membership_scores(records: list[Mapping], reference: str = REFERENCE_ZLIB, s
             raise ConfigError(f"baselines.codexleaks.filter.reference = {reference!r} needs its model scorer")
         ts = scorer.score([continuation(records[i]) for i in todo])
         for i, t in zip(todo, ts):
-            ref_nll = sum(t.scores) / len(t.scores) if t.scores else None
+            ref_nll = _mean_nll(t)
             out[i] = None if not ref_nll else out[i] / ref_nll
     return out
 
 
-def codexleaks_filter(responses: Iterable[dict], params: Mapping, scorer=None) -> tuple[list[dict], dict]:
-    """CodexLeaks' blind membership-inference filter: the responses to keep (input order) and
-    the filter's stats (counts and score quantiles only: no text)."""
-    cfg = _filter_cfg(params)
-    recs = list(responses)
+# -- Blind-MI-Diff (Hui et al. 2021) as the CodexLeaks code runs it; numpy, no code of theirs.
+
+#: widths of the Gaussian kernels summed in the MMD (the authors' list; k = exp(-d^2 / (2 s)))
+MMD_SIGMAS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1, 5, 10, 15, 20, 25, 30, 35, 100, 1e3, 1e4, 1e5, 1e6)
+#: the MMD never drops below this (the authors' floor; an empty set gives the floor)
+MMD_FLOOR = 1e-4
+
+
+def _as_rows(x):
+    import numpy as np
+
+    a = np.asarray(x, dtype=np.float64)
+    return a.reshape(-1, 1) if a.ndim == 1 else a
+
+
+def kernel_matrix(x, y):
+    """Sum over :data:`MMD_SIGMAS` of Gaussian kernels between the rows of x and y."""
+    import numpy as np
+
+    x, y = _as_rows(x), _as_rows(y)
+    d = ((x[:, None, :] - y[None, :, :]) ** 2).sum(-1)
+    return sum(np.exp(-d / (2.0 * s)) for s in MMD_SIGMAS)
+
+
+def _mmd(saa: float, sbb: float, sab: float, na: int, nb: int) -> float:
+    if na == 0 or nb == 0:
+        return MMD_FLOOR
+    return max(MMD_FLOOR, saa / na ** 2 + sbb / nb ** 2 - 2.0 * sab / (na * nb))
+
+
+def mmd(x, y) -> float:
+    """Biased squared MMD between two sample sets (rows), floored at :data:`MMD_FLOOR`."""
+    x, y = _as_rows(x), _as_rows(y)
+    if not len(x) or not len(y):
+        return MMD_FLOOR
+    return _mmd(float(kernel_matrix(x, x).sum()), float(kernel_matrix(y, y).sum()),
+                float(kernel_matrix(x, y).sum()), len(x), len(y))
+
+
+def _percentile_lower(values, q: float) -> float:
+    """The ``lower`` percentile: the order statistic at floor(q * (n - 1))."""
+    v = sorted(values)
+    return v[int(math.floor(q * (len(v) - 1)))]
+
+
+def band_split(features, band) -> list[bool]:
+    """The initial members of the ``split`` variant: features strictly between the ``lower``
+    percentiles ``band[0]`` and ``band[1]`` of all features."""
+    lo, hi = _percentile_lower(features, band[0]), _percentile_lower(features, band[1])
+    return [lo < f < hi for f in features]
+
+
+def blind_mi_split(features, band, order, batch: int) -> tuple[list[bool], dict]:
+    """Blind-MI-Diff without generated non-members, as the CodexLeaks code runs it: members
+    start as :func:`band_split`; in each batch (samples in ``order``) every non-member in turn
+    moves to the members if the MMD between the sets does not drop (else it moves back);
+    passes repeat until one moves nobody. Returns the member flags (input order) and counts."""
+    import numpy as np
+
+    f = [float(x) for x in features]
+    member = band_split(f, band) if f else []
+    init = sum(member)
+    passes = moves = 0
+    for b0 in range(0, len(order), batch):
+        idx = list(order[b0:b0 + batch])
+        k = kernel_matrix([f[i] for i in idx], [f[i] for i in idx])
+        m = np.array([member[i] for i in idx], dtype=bool)
+        ra, rb = k[:, m].sum(1), k[:, ~m].sum(1)          # kernel row sums over members / non-members
+        saa, sbb, sab = ra[m].sum(), rb[~m].sum(), ra[~m].sum()
+        cur = _mmd(saa, sbb, sab, int(m.sum()), int((~m).sum()))
+        moved = True
+        while moved:
+            moved, passes = False, passes + 1
+            for j in range(len(idx)):
+                if m[j]:
+                    continue
+                kjj = k[j, j]
+                naa, nbb = saa + 2 * ra[j] + kjj, sbb - 2 * rb[j] + kjj
+                nab = sab + rb[j] - kjj - ra[j]
+                new = _mmd(naa, nbb, nab, int(m.sum()) + 1, int((~m).sum()) - 1)
+                if new < cur:
+                    continue
+                m[j], moved, moves, cur = True, True, moves + 1, new
+                saa, sbb, sab = naa, nbb, nab
+                ra, rb = ra + k[:, j], rb - k[:, j]
+        for j, i in enumerate(idx):
+            member[i] = bool(m[j])
+    return member, {"initial_members": init, "passes": passes, "moves": moves}
+
+
+def blind_mi_generated(features, nonmember_features, order, batch: int) -> tuple[list[bool], dict]:
+    """Blind-MI-Diff with generated non-members (Hui et al.'s Diff-w): in each batch every
+    sample starts as a member; in a pass each member whose move to the generated non-member
+    set would raise the MMD between that set and the remaining members (both taken at the
+    start of the pass) is marked non-member; passes repeat until one marks nobody."""
+    import numpy as np
+
+    f = [float(x) for x in features]
+    g = [float(x) for x in nonmember_features]
+    member = [True] * len(f)
+    passes = moves = 0
+    for b0 in range(0, len(order), batch):
+        idx = list(order[b0:b0 + batch])
+        t = [f[i] for i in idx]
+        k_tt, k_tg = kernel_matrix(t, t), kernel_matrix(t, g)
+        sgg, ng = float(kernel_matrix(g, g).sum()), len(g)
+        rg = k_tg.sum(1)                                   # kernel row sums over the generated set
+        m = np.ones(len(idx), dtype=bool)
+        marked = True
+        while marked:
+            marked, passes = False, passes + 1
+            rm = k_tt[:, m].sum(1)
+            smm, sgm, nm = float(rm[m].sum()), float(rg[m].sum()), int(m.sum())
+            cur = _mmd(sgg, smm, sgm, ng, nm)
+            nxt = m.copy()
+            for j in np.flatnonzero(m):
+                kjj = k_tt[j, j]
+                new = _mmd(sgg + 2 * rg[j] + kjj, smm - 2 * rm[j] + kjj, sgm - rg[j] + rm[j] - kjj, ng + 1, nm - 1)
+                if new > cur:
+                    nxt[j], marked, moves = False, True, moves + 1
+            m = nxt
+        for j, i in enumerate(idx):
+            member[i] = bool(m[j])
+    return member, {"initial_members": len(f), "passes": passes, "moves": moves}
+
+
+def perturb(text: str, rng) -> str:
+    """A generated non-member of the same format: the text's characters in a random order."""
+    chars = list(text)
+    rng.shuffle(chars)
+    return "".join(chars)
+
+
+def _blind_mi_filter(recs: list[dict], cfg: Mapping, scorer) -> tuple[list[dict], dict]:
+    import random
+
+    bmi = cfg["blind_mi"]
+    ok = [i for i, r in enumerate(recs) if r.get("status", "ok") == "ok"]
+    scored = [i for i in ok if recs[i].get("perplexity") is not None and continuation(recs[i]).strip()]
+    rng = random.Random(bmi["seed"])
+    order = list(range(len(scored)))
+    rng.shuffle(order)
+    info: dict = {}
+    if bmi["nonmembers"] == "split":
+        # the authors' feature: mean token log-probability of the generated tokens = -log perplexity
+        feats = [-math.log(float(recs[i]["perplexity"])) for i in scored]
+        member, info = blind_mi_split(feats, bmi["band"], order, bmi["batch"])
+        source = "response logprobs"
+    else:
+        if scorer is None:
+            raise ConfigError("baselines.codexleaks.filter.blind_mi.nonmembers = 'generated' needs its scorer "
+                              "(filter.blind_mi.scorer)")
+        picks = [scored[rng.randrange(len(scored))] for _ in range(bmi["generated"])] if scored else []
+        gen = [perturb(continuation(recs[i]), rng) for i in picks]
+        ts = scorer.score([continuation(recs[i]) for i in scored] + gen,
+                          [recs[i].get("prompt_text") or "" for i in scored + picks])
+        means = [_mean_nll(t) for t in ts]
+        feats = [-(x or 0.0) for x in means[:len(scored)]]
+        gfeats = [-(x or 0.0) for x in means[len(scored):]]
+        member, info = (blind_mi_generated(feats, gfeats, order, bmi["batch"]) if scored else ([], {}))
+        info = {**info, "generated": len(gen)}
+        source = f"scorer {bmi['scorer']}"
+    scored_set = set(scored)
+    unranked = [i for i in ok if i not in scored_set]
+    keep = {i for i, mem in zip(scored, member) if mem}
+    if cfg["unranked"] == "keep":
+        keep |= set(unranked)
+    for i, mem, x in zip(scored, member, feats):
+        recs[i] = {**recs[i], "mi_feature": x, "mi_member": mem}
+    fk = [x for x, mem in zip(feats, member) if mem]
+    stats = {"filter": "codexleaks_blind_mi", "rule": RULE_BLIND_MI, "nonmembers": bmi["nonmembers"],
+             "band": list(bmi["band"]), "batch": bmi["batch"], "seed": bmi["seed"], "feature": "mean token logprob",
+             "feature_source": source, **info,
+             "responses": len(recs), "ok": len(ok), "scored": len(scored), "kept_scored": sum(member),
+             "unranked": len(unranked), "unranked_policy": cfg["unranked"],
+             "unranked_kept": len(unranked) if cfg["unranked"] == "keep" else 0,
+             "not_ok": len(recs) - len(ok), "kept": len(keep),
+             "member_feature_range": [min(fk), max(fk)] if fk else None}
+    return [recs[i] for i in range(len(recs)) if i in keep], stats
+
+
+def _rank_filter(recs: list[dict], cfg: Mapping, scorer) -> tuple[list[dict], dict]:
     scores = membership_scores(recs, cfg["reference"], scorer)
     ok = [i for i, r in enumerate(recs) if r.get("status", "ok") == "ok"]
     scored = [i for i in ok if scores[i] is not None]
@@ -144,13 +382,25 @@ def codexleaks_filter(responses: Iterable[dict], params: Mapping, scorer=None) -
     keep = set(ranked[:n_keep]) | (set(unranked) if cfg["unranked"] == "keep" else set())
     for rank, i in enumerate(ranked, 1):
         recs[i] = {**recs[i], "mi_score": scores[i], "mi_rank": rank}
-    stats = {"filter": "codexleaks_blind_mi", "reference": cfg["reference"], "top_share": cfg["top_share"],
+    stats = {"filter": "codexleaks_blind_mi", "rule": RULE_RANK, "reference": cfg["reference"],
+             "top_share": cfg["top_share"],
              "responses": len(recs), "ok": len(ok), "scored": len(scored), "kept_scored": n_keep,
              "unranked": len(unranked), "unranked_policy": cfg["unranked"],
              "unranked_kept": len(unranked) if cfg["unranked"] == "keep" else 0,
              "not_ok": len(recs) - len(ok), "kept": len(keep),
              "threshold": scores[ranked[n_keep - 1]] if n_keep else None}
     return [recs[i] for i in range(len(recs)) if i in keep], stats
+
+
+def codexleaks_filter(responses: Iterable[dict], params: Mapping, scorer=None) -> tuple[list[dict], dict]:
+    """CodexLeaks' blind membership-inference filter (``filter.rule``): the responses to keep
+    (input order) and the filter's stats (counts, settings and feature values only: no text).
+    ``scorer`` is :func:`filter_scorer`'s model when the rule needs one."""
+    cfg = _filter_cfg(params)
+    recs = list(responses)
+    if cfg["rule"] == RULE_BLIND_MI:
+        return _blind_mi_filter(recs, cfg, scorer)
+    return _rank_filter(recs, cfg, scorer)
 
 
 # ---------------------------------------------------------------------------- Codebreaker
@@ -218,7 +468,7 @@ def codexleaks_published(params: Mapping, responses: list, models_dir) -> tuple[
     from ..extract import candidates_from_responses
     from ..taxonomy import Taxonomy
 
-    kept, fstats = codexleaks_filter(responses, params, reference_scorer(params, models_dir))
+    kept, fstats = codexleaks_filter(responses, params, filter_scorer(params, models_dir))
     cands, stats = candidates_from_responses(kept, Taxonomy.from_config(params))
     return cands, {**stats, "responses": len(responses), "after_filter": len(kept), "filter": fstats}
 
@@ -247,6 +497,7 @@ def passthrough_verdicts(candidates: Iterable[dict], run: str) -> list[dict]:
              "kept": True} for c in candidates]
 
 
-__all__ = ["PROTOCOLS", "PUBLISHED", "codexleaks_published", "codebreaker_published", "run_protocol", "zlib_entropy", "membership_scores", "codexleaks_filter", "reference_scorer",
+__all__ = ["PROTOCOLS", "PUBLISHED", "codexleaks_published", "codebreaker_published", "run_protocol", "zlib_entropy", "membership_scores", "codexleaks_filter", "filter_scorer",
+           "blind_mi_split", "blind_mi_generated", "band_split", "mmd", "kernel_matrix", "perturb",
            "codebreaker_candidates", "passthrough_verdicts", "continuation"]
 
