@@ -133,6 +133,10 @@ def main() -> None:
                 gw.server_slot = lambda slot: None
             gw._ensure_client()  # start the server: the benchmark and the stage use the same one
             base = gw.base_url
+            from testleak.llm.local import SHARED
+            threads = SHARED.servers[gw._server_key][0].n_threads
+            print(f"server threads: {threads} (server.n_threads={model['server'].get('n_threads')}; "
+                  f"load {os.getloadavg()[0]:.2f} at start)", flush=True)
             api_model = model["api_model"]
             _post(base, {"model": api_model, "max_tokens": 4, "messages": [{"role": "user", "content": "hi"}]})
             sampling = gw.sampling()
@@ -162,7 +166,7 @@ def main() -> None:
     ideal_cpu = ideal_seconds(tot["prompt_tokens"], tot["completion_tokens"], pcpu, gcpu)
     prof = busy_profile(calls, t0_wall=None)
     out = {
-        "run": args.run, "responses": stats.get("responses"), "ok": stats.get("ok"),
+        "run": args.run, "server_threads": threads, "pinned": not args.no_pin, "responses": stats.get("responses"), "ok": stats.get("ok"),
         "statuses": {k: stats.get(k) for k in ("ok", "refused", "no_code", "error")},
         "calls": tot, "wall_s": wall, "cpu_s": cpu, "load_stage": [load0, load1],
         "reference": {"before": before, "after": after, "prompt_tok_s": prate, "gen_tok_s": grate,
