@@ -175,8 +175,9 @@ def _base_record(settings: ElicitSettings, q: dict) -> dict:
 
 def _answer(q: dict, settings: ElicitSettings, taxonomy: Taxonomy, gw, library: Mapping | None,
             extra: dict, worker=None) -> dict:
-    """Both turns for one question: the response record (any status). ``worker``: the index
-    of the worker thread (both turns go to its server slot: :meth:`Gateway.server_slot`)."""
+    """Both turns for one question: the response record (any status). ``worker``: the
+    worker threads' local state, whose ``index`` (0 .. concurrency - 1) names the server slot
+    both turns are pinned to (:meth:`Gateway.server_slot`); None: the server chooses."""
     if worker is not None:
         extra = {**extra, "slot": getattr(worker, "index", None)}
     rec = _base_record(settings, q)
