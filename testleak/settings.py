@@ -81,7 +81,7 @@ class Gguf(_Strict):
 class Server(_Strict):
     n_ctx: int = Field(ge=256)
     n_parallel: int = Field(ge=1)
-    n_threads: int = Field(ge=1)
+    n_threads: Annotated[int, Field(ge=1)] | Literal["auto"]   # auto: testleak.llm.local.auto_threads
     startup_timeout: float = Field(gt=0)
 
 

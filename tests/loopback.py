@@ -6,11 +6,15 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128  # listen backlog: 64 clients connecting at once are not reset (default 5)
+
+
 class LoopbackServer:
     """Serves ``handler`` on 127.0.0.1 while used as a context manager."""
 
     def _serve(self, handler: type[BaseHTTPRequestHandler]) -> None:
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.httpd = _Server(("127.0.0.1", 0), handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 

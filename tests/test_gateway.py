@@ -321,3 +321,39 @@ def test_embedded_model_answers(local_gateway):
     assert c.text.strip() and c.usage["completion_tokens"] > 0
     again = local_gateway.chat([{"role": "user", "content": "Reply with the word pong."}], max_tokens=8)
     assert again.cached and again.text == c.text
+
+
+def test_call_log_counts_prompt_tokens_served_from_the_server_prompt_cache(tmp_path, monkeypatch):
+    """llama.cpp reports the prompt tokens it took from a slot's KV cache
+    (usage.prompt_tokens_details.cached_tokens): the call log records them per call (None when a
+    server does not say, or the answer came from the gateway's response cache); response records
+    do not carry them."""
+    def body(req):
+        b = completion_body("answer", prompt_tokens=40, completion_tokens=3)
+        if req["messages"][0]["content"] == "warm":
+            b["usage"]["prompt_tokens_details"] = {"cached_tokens": 32}
+        return b
+
+    with FakeOpenAI() as srv:
+        srv.answer = body
+        gw = make_gateway(tmp_path, srv.base_url, monkeypatch=monkeypatch)
+        warm = gw.chat([{"role": "user", "content": "warm"}])
+        gw.chat([{"role": "user", "content": "cold"}])
+        gw.chat([{"role": "user", "content": "warm"}])
+    log = [json.loads(x) for x in (tmp_path / "calls.jsonl").read_text().splitlines()]
+    assert [(x["prompt_tokens"], x["prompt_cached_tokens"], x["cached"]) for x in log] == [
+        (40, 32, False), (40, None, False), (40, None, True)]
+    assert warm.prompt_cached_tokens == 32 and "prompt_cached_tokens" not in warm.to_record()
+
+
+def test_worker_slot_pins_requests_to_a_server_slot_only_on_the_embedded_server(tmp_path, monkeypatch):
+    def cfg(provider, concurrency, n_parallel=4):
+        return {"name": "m", "provider": provider, "api_model": "m", "gguf": {"sha256": "0" * 64},
+                "base_url": "http://127.0.0.1:9/v1", "api_key_env": "K", "server": {"n_parallel": n_parallel},
+                "limits": {"concurrency": concurrency, "timeout": 5}}
+
+    local = Gateway(cfg("local", 4), cache_dir=tmp_path / "a")
+    assert [local.server_slot(i) for i in (None, 0, 3, 4)] == [None, 0, 3, None]
+    # more workers than slots: workers would queue behind each other's pinned slot; the server picks
+    assert Gateway(cfg("local", 8), cache_dir=tmp_path / "b").server_slot(1) is None
+    assert Gateway(cfg("openai", 4), cache_dir=tmp_path / "c").server_slot(1) is None   # remote: no slots

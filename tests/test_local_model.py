@@ -68,3 +68,22 @@ def test_cli_check_model_end_to_end(tmp_path):
     assert p.returncode == 0, p.stderr[-2000:]
     assert p.stdout.strip()
     assert "latency" in p.stderr and "qwen2.5-coder-0.5b" in p.stderr
+
+
+def test_auto_threads_leave_cores_busy_with_other_jobs_alone():
+    from testleak.llm.local import auto_threads, resolve_threads
+
+    assert [auto_threads(2, load) for load in (0.0, 0.4, 0.6, 1.0, 4.3, 12.0)] == [2, 2, 1, 1, 1, 1]
+    assert [auto_threads(8, load) for load in (0.0, 2.2, 7.9)] == [8, 6, 1]
+    assert resolve_threads(3) == 3 and 1 <= resolve_threads("auto") <= (__import__("os").cpu_count() or 1)
+
+
+def test_server_threads_setting_is_a_count_or_auto(params):
+    from testleak.settings import LLM
+
+    assert params["model"]["server"]["n_threads"] == "auto"       # the embedded default
+    for ok in (1, 2, "auto"):
+        LLM.model_validate({**params["model"], "server": {**params["model"]["server"], "n_threads": ok}})
+    for bad in (0, "many"):
+        with pytest.raises(Exception):
+            LLM.model_validate({**params["model"], "server": {**params["model"]["server"], "n_threads": bad}})

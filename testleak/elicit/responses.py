@@ -30,7 +30,9 @@ method is looked up by name in :mod:`testleak.methods`.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import random
+import threading
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Mapping
 
@@ -172,8 +174,12 @@ def _base_record(settings: ElicitSettings, q: dict) -> dict:
 
 
 def _answer(q: dict, settings: ElicitSettings, taxonomy: Taxonomy, gw, library: Mapping | None,
-            extra: dict) -> dict:
-    """Both turns for one question: the response record (any status)."""
+            extra: dict, worker=None) -> dict:
+    """Both turns for one question: the response record (any status). ``worker``: the
+    worker threads' local state, whose ``index`` (0 .. concurrency - 1) names the server slot
+    both turns are pinned to (:meth:`Gateway.server_slot`); None: the server chooses."""
+    if worker is not None:
+        extra = {**extra, "slot": getattr(worker, "index", None)}
     rec = _base_record(settings, q)
     title = taxonomy.scenario(q["scenario"]).title if settings.scenario_questions and q.get("scenario") else None
     m = [{"role": "user", "content": code_prompt(q["text"], title)}]
@@ -228,9 +234,10 @@ def elicit(questions: list[dict], settings: ElicitSettings, taxonomy: Taxonomy, 
     Questions are pipelined, not batched by turn: ``concurrency`` workers (the model's
     ``limits.concurrency``, the server's slots) each take a question through its code turn and
     straight on to its test turn, so no slot waits at a barrier between the turns of
-    different questions, and the test turn (which extends the code turn's conversation) reaches
-    the server while the slot that answered the code turn still holds its prompt (llama.cpp
-    reuses the cached prefix). Identical requests in flight at once are sent once (the
+    different questions. On the embedded server each worker owns one slot and pins both turns
+    to it (``id_slot``, :meth:`Gateway.server_slot`), so the test turn, which extends the code
+    turn's conversation, finds that prefix in the slot's KV cache (llama.cpp's prompt cache)
+    instead of being processed again on another slot. Identical requests in flight at once are sent once (the
     gateway's single flight); the response cache makes a rerun free."""
     from concurrent.futures import ThreadPoolExecutor
 
@@ -238,8 +245,16 @@ def elicit(questions: list[dict], settings: ElicitSettings, taxonomy: Taxonomy, 
 
     conc = int(getattr(gw, "concurrency", 1) or 1)
     extra = dict(params or {})
-    ex = ThreadPoolExecutor(max_workers=conc, thread_name_prefix=f"elicit-{settings.run}")
-    futures = [ex.submit(_answer, q, settings, taxonomy, gw, library, extra) for q in questions]
+    worker = threading.local()          # worker.index: 0 .. conc - 1, one per thread
+    indices = itertools.count()
+
+    def name_worker() -> None:
+        worker.index = next(indices)
+
+    ex = ThreadPoolExecutor(max_workers=conc, thread_name_prefix=f"elicit-{settings.run}", initializer=name_worker)
+    pinned = getattr(gw, "server_slot", lambda _: None)(0) is not None
+    futures = [ex.submit(_answer, q, settings, taxonomy, gw, library, extra, worker if pinned else None)
+               for q in questions]
     bar = tqdm(total=len(futures), desc=f"{settings.run}: questions", unit="q", leave=False,
                disable=getattr(gw, "show_progress", None) is False)
     try:

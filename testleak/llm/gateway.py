@@ -69,11 +69,15 @@ class Completion:
     model: str = ""
     logprobs: list | None = None
     attempts: int = 0
+    # prompt tokens the server took from its prompt cache (KV of an earlier request's prefix), as
+    # it reports them (usage.prompt_tokens_details.cached_tokens); None: not reported
+    prompt_cached_tokens: int | None = None
 
     def to_record(self) -> dict:
         d = asdict(self)
         if d["logprobs"] is None:
             d.pop("logprobs")
+        d.pop("prompt_cached_tokens")  # server state, not part of the answer (call log only)
         return d
 
 
@@ -212,7 +216,9 @@ class Gateway:
                          cached=c.cached, shared=shared, attempts=0 if shared else c.attempts,
                          latency_s=0.0 if shared else round(c.latency_s, 3),
                          prompt_tokens=c.usage.get("prompt_tokens", 0),
-                         completion_tokens=c.usage.get("completion_tokens", 0))
+                         completion_tokens=c.usage.get("completion_tokens", 0),
+                         # of prompt_tokens, served from the server's prompt cache (this call only)
+                         prompt_cached_tokens=None if (c.cached or shared) else c.prompt_cached_tokens)
 
     def _count(self, name: str, n: int = 1) -> None:
         with self._stats_lock:
@@ -220,8 +226,22 @@ class Gateway:
 
     # -- calls -----------------------------------------------------------------------
     def chat(self, messages: Sequence[Mapping], sample: int = 0, *, purpose: str | None = None,
-             **params) -> Completion:
-        return self._one(*self._prepare(ChatRequest(list(messages), sample, params, purpose)))
+             slot: int | None = None, **params) -> Completion:
+        """One request. ``slot``: the caller's worker index (0 .. concurrency - 1); on the
+        embedded server, whose slots the workers then own one each, the request is pinned to
+        that slot (:meth:`server_slot`), so a conversation's next turn finds its prefix in the
+        slot's KV cache. It is not part of the cache key."""
+        return self._one(*self._prepare(ChatRequest(list(messages), sample, params, purpose)), slot=slot)
+
+    def server_slot(self, slot: int | None) -> int | None:
+        """The llama.cpp slot (``id_slot``) a request of worker ``slot`` is pinned to: the worker
+        index itself when the model is served locally with at least ``concurrency`` slots (each
+        worker owns one, so a pinned request never waits behind another worker's); else None
+        (the server chooses; remote endpoints have no slots)."""
+        if slot is None or self.provider != "local":
+            return None
+        n_parallel = int((self.cfg.get("server") or {}).get("n_parallel", 1))
+        return int(slot) if 0 <= int(slot) < n_parallel and self.concurrency <= n_parallel else None
 
     def chat_many(self, requests: Iterable[ChatRequest], desc: str | None = None,
                   purpose: str | None = None) -> list[Completion]:
@@ -277,7 +297,8 @@ class Gateway:
         key = cache_key(self.identity, req.messages, params, req.sample)
         return key, req.messages, params, req.purpose or purpose
 
-    def _one(self, key: str, messages: list, params: dict, purpose: str | None = None) -> Completion:
+    def _one(self, key: str, messages: list, params: dict, purpose: str | None = None,
+             slot: int | None = None) -> Completion:
         """One request, single flight: while a request with this cache key is in flight (from
         any thread), an identical one waits for its answer and shares it instead of paying
         for a second call."""
@@ -292,7 +313,7 @@ class Gateway:
             self._log(key, c, purpose, shared=True)
             return c
         try:
-            c = self._one_uncoalesced(key, messages, params, purpose)
+            c = self._one_uncoalesced(key, messages, params, purpose, slot)
             fut.set_result(c)
             return c
         except BaseException as e:
@@ -302,7 +323,8 @@ class Gateway:
             with self._inflight_lock:
                 del self._inflight[key]
 
-    def _one_uncoalesced(self, key: str, messages: list, params: dict, purpose: str | None = None) -> Completion:
+    def _one_uncoalesced(self, key: str, messages: list, params: dict, purpose: str | None = None,
+                         slot: int | None = None) -> Completion:
         hit = self.cache.get(key)
         if hit is not None:
             c = Completion(**hit)
@@ -319,7 +341,7 @@ class Gateway:
             return c
         c = None
         try:
-            c = self._call(messages, params)
+            c = self._call(messages, params, self.server_slot(slot))
         finally:
             self.meter.settle(ticket, c.usage if c is not None and c.status == "ok" else None)
         if c.status == "ok":
@@ -329,11 +351,13 @@ class Gateway:
         self._log(key, c, purpose)
         return c
 
-    def _call(self, messages: list, params: dict) -> Completion:
+    def _call(self, messages: list, params: dict, id_slot: int | None = None) -> Completion:
         import openai
 
         client = self._ensure_client()
         kwargs = dict(params)
+        if id_slot is not None:  # llama.cpp: run on this slot (its KV cache holds the conversation so far)
+            kwargs["extra_body"] = {**(kwargs.get("extra_body") or {}), "id_slot": id_slot}
         want_logprobs = bool(kwargs.get("logprobs"))
         est = estimate_prompt_tokens(messages) + int(kwargs.get("max_tokens") or 0)
         attempts = 0
@@ -406,11 +430,13 @@ class Gateway:
         usage = getattr(resp, "usage", None)
         u = {"prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
              "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0)}
+        details = getattr(usage, "prompt_tokens_details", None)
+        cached = getattr(details, "cached_tokens", None) if details is not None else None
         lps = None
         if want_logprobs and getattr(ch, "logprobs", None) is not None and ch.logprobs.content:
             lps = [float(t.logprob) for t in ch.logprobs.content]
         return Completion(text=text, status="ok", finish_reason=getattr(ch, "finish_reason", None), usage=u,
-                          logprobs=lps)
+                          logprobs=lps, prompt_cached_tokens=None if cached is None else int(cached))
 
 
 @contextmanager

@@ -104,15 +104,36 @@ def ensure_model(model_cfg: Mapping, models_dir: str | os.PathLike) -> Path:
         return out
 
 
+def auto_threads(n_cpu: int, load: float) -> int:
+    """llama.cpp threads for ``n_threads: auto``: the cores the other jobs leave free, at least 1.
+
+    Every graph op ends at a barrier where a server's threads spin until all of them arrive,
+    so a thread that the scheduler has put off a busy core stalls the others: on 2 cores
+    with a 1-minute load of 4-6 from other jobs, 4 slots generated 2.6-4.5 tokens/s with
+    2 threads and 12.6-18.6 with 1 thread, at a fifth of the CPU time (benchmarks/README.md,
+    "Responses stage against its ideal time"). ``load``: the 1-minute load average before the
+    server starts (the other jobs); a core counts as free when less than half of it is used."""
+    return max(1, min(int(n_cpu), int(n_cpu - max(0.0, float(load)) + 0.5)))
+
+
+def resolve_threads(n_threads) -> int:
+    """``server.n_threads``: a count, or ``auto`` (:func:`auto_threads` on this machine now)."""
+    if str(n_threads).strip().lower() == "auto":
+        n_cpu = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        return auto_threads(n_cpu, os.getloadavg()[0])
+    return int(n_threads)
+
+
 class LocalServer:
     """An xllamacpp server on 127.0.0.1 serving one GGUF file."""
 
     def __init__(self, model_path: str | os.PathLike, *, n_ctx: int = 8192, n_parallel: int = 2,
-                 n_threads: int = 2, startup_timeout: float = 120.0, alias: str | None = None):
+                 n_threads: int | str = 2, startup_timeout: float = 120.0, alias: str | None = None):
         self.model_path = str(model_path)
         self.n_ctx = int(n_ctx)
         self.n_parallel = int(n_parallel)
-        self.n_threads = int(n_threads)
+        self.n_threads_setting = n_threads
+        self.n_threads = resolve_threads(n_threads) if str(n_threads).strip().lower() != "auto" else None
         self.startup_timeout = float(startup_timeout)
         self.alias = alias
         self._server = None
@@ -125,6 +146,8 @@ class LocalServer:
             import xllamacpp
         except ImportError as e:  # pragma: no cover - dependency of the package
             raise LLMError("xllamacpp is not installed: pip install xllamacpp") from e
+        if str(self.n_threads_setting).strip().lower() == "auto":
+            self.n_threads = resolve_threads("auto")   # decided when the server starts
         p = xllamacpp.CommonParams()
         p.model.path = self.model_path
         # The context is split between slots: give every slot the configured n_ctx.
@@ -204,7 +227,7 @@ SHARED = _Shared()
 
 def server_key(model_path: Path, server_cfg: Mapping) -> tuple:
     return (str(model_path), int(server_cfg.get("n_ctx", 8192)), int(server_cfg.get("n_parallel", 2)),
-            int(server_cfg.get("n_threads", 2)))
+            str(server_cfg.get("n_threads", 2)))
 
 
 def acquire_server(model_cfg: Mapping, models_dir: str | os.PathLike) -> tuple[LocalServer, tuple]:
