@@ -416,14 +416,14 @@ def test_canary_report_recall_per_duplication_level_and_exposure_band(tmp_path):
                result("ours_c", "control", [])]
     build_report(results, truth, tmp_path / "canary", tmp_path / "canary.json", memorization=mem, bands=[2, 5])
     dup = list(csv.DictReader((tmp_path / "canary/by_duplication.csv").open()))
-    cell = {(r["run"], r["duplication"]): r for r in dup}
+    cell = {(r["method"], r["duplication"]): r for r in dup}
     assert (cell["ours", "1"]["recovered"], cell["ours", "1"]["planted"], cell["ours", "1"]["recall"]) == ("1", "4", "0.25")
     assert (cell["ours", "4"]["recall"], cell["ours", "4"]["recall_ci_low"], cell["ours", "4"]["recall_ci_high"]) == (
         "1.0", "1.0", "1.0")                                    # all recovered: the degenerate interval
     assert float(cell["ours", "1"]["recall_ci_low"]) == 0.0 < 0.25 < float(cell["ours", "1"]["recall_ci_high"])
     assert cell["codebreaker", "4"]["recall"] == "0.25" and cell["ours", "4"]["memorized"] == "4"
     exp = list(csv.DictReader((tmp_path / "canary/by_exposure.csv").open()))
-    got = {(r["run"], r["exposure_band"]): (r["recovered"], r["planted"]) for r in exp}
+    got = {(r["method"], r["exposure_band"]): (r["recovered"], r["planted"]) for r in exp}
     assert got == {("ours", "<2"): ("0", "2"), ("ours", "2-5"): ("0", "1"), ("ours", ">=5"): ("5", "5"),
                    ("codebreaker", "<2"): ("1", "2"), ("codebreaker", "2-5"): ("0", "1"),
                    ("codebreaker", ">=5"): ("1", "5"),
@@ -434,11 +434,12 @@ def test_canary_report_recall_per_duplication_level_and_exposure_band(tmp_path):
     assert "| ours | tuned | 0/2 0% [0%, 0%] | 0/1 0% [0%, 0%] | 5/5 100% [100%, 100%] |" in md
     assert "| ours_c | control | 0/8 0% [0%, 0%] |  |  |" in md
     assert "| 1 | 4 | 3.25 | 0.50 |" in md and "| 4 | 4 | 9.00 | 0.50 |" in md    # mean exposure per level
-    # exact McNemar on the tuned pair: only-ours 4 (c3-c6), only-codebreaker 1 (c0): p = 2 * 6/32 = 0.375
-    assert "| tuned | ours | codebreaker | 1 | 4 | 1 | 2 | 0.375 |" in md
+    # one seed: the paired sign-flip test is exact McNemar; only-ours 4 (c3-c6), only-codebreaker 1 (c0):
+    # p = 2 * 6/32 = 0.375
+    assert "| tuned | ours | codebreaker | 1 | 62.5% | 25.0% | 5 | 3 | 0.375 | 1 / 4 / 1 / 2 | 0.375 |" in md
     m = _json.loads((tmp_path / "canary.json").read_text())
-    assert m["runs"]["ours"]["recall_by_duplication"] == {"1": 0.25, "4": 1.0}
-    assert m["runs"]["codebreaker"]["recall_by_exposure_band"] == {"<2": 0.5, "2-5": 0.0, ">=5": 0.2}
+    assert m["methods"]["tuned/ours"]["recall_by_duplication"] == {"1": 0.25, "4": 1.0}
+    assert m["methods"]["tuned/codebreaker"]["recall_by_exposure_band"] == {"<2": 0.5, "2-5": 0.0, ">=5": 0.2}
     assert "user3@example.org" not in md
 
 
