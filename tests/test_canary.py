@@ -458,3 +458,36 @@ def test_canary_config_spec_and_exposure_keys(tmp_path):
         cd(["canary.exposure.bands=[5,2]"])
     with pytest.raises(ConfigError, match=r"canary.duplication"):
         cd(["canary.duplication=[]"])
+
+
+def test_calibration_runs_per_seed_reference_first_and_budgets_read_ours_tokens(tmp_path):
+    """Per model and seed, the reference run of ours runs first; every other run (ablations and
+    baselines) gets a token target equal to the reference's completion tokens of the same model
+    and seed (the equalcost stop rule); an integer budget keeps the old rule."""
+    import json as _json
+
+    from testleak.canary.pipeline import CanaryRunPaths, calibration_budget, run_names
+    from testleak.errors import DataError
+
+    p = compose_dict(["experiment=canary", "canary.seeds=[0,2]"])
+    names = run_names(p)
+    assert len(names) == 2 * 2 * 6 and names[0] == ("canary_tuned_ours_s0", "tuned", "ours", 0)
+    assert [n[0] for n in names[6:8]] == ["canary_tuned_ours_s2", "canary_tuned_ours_no_cgq_s2"]
+    assert names[12][0] == "canary_control_ours_s0" and {n[3] for n in names} == {0, 2}
+    rp = CanaryRunPaths(tmp_path)
+    assert calibration_budget(p, rp, "ours", "tuned", 2) is None                    # the reference: own size
+    with pytest.raises(DataError, match="canary_tuned_ours_s2"):
+        calibration_budget(p, rp, "codebreaker", "tuned", 2)                        # it must have run first
+    for kind, seed, tokens in (("tuned", 2, 2800), ("control", 2, 1900)):
+        st = rp.stats("responses", f"canary_{kind}_ours_s{seed}")
+        st.parent.mkdir(parents=True, exist_ok=True)
+        st.write_text(_json.dumps({"llm": {"completion_tokens": tokens, "calls": 8}, "partial": False}))
+    for key in ("ours_no_tg", "codexleaks", "codebreaker"):
+        b = calibration_budget(p, rp, key, "tuned", 2)
+        assert (b.target_tokens, b.max_responses, b.reference) == (2800, 200, "canary_tuned_ours_s2")
+    assert calibration_budget(p, rp, "codexleaks", "control", 2).target_tokens == 1900
+    p["experiment"]["baseline_budget"] = 16                                         # the older integer rule
+    assert calibration_budget(p, rp, "ours_no_fl", "tuned", 2) is None
+    assert calibration_budget(p, rp, "codexleaks", "tuned", 2).responses == 16
+    with pytest.raises(ConfigError, match=r"canary.seeds"):
+        compose_dict(["experiment=canary", "canary.seeds=[1,1]"])
