@@ -484,7 +484,7 @@ def test_calibration_runs_per_seed_reference_first_and_budgets_read_ours_tokens(
         st.write_text(_json.dumps({"llm": {"completion_tokens": tokens, "calls": 8}, "partial": False}))
     for key in ("ours_no_tg", "codexleaks", "codebreaker"):
         b = calibration_budget(p, rp, key, "tuned", 2)
-        assert (b.target_tokens, b.max_responses, b.reference) == (2800, 200, "canary_tuned_ours_s2")
+        assert (b.target_tokens, b.max_responses, b.reference) == (2800, 120, "canary_tuned_ours_s2")
     assert calibration_budget(p, rp, "codexleaks", "control", 2).target_tokens == 1900
     p["experiment"]["baseline_budget"] = 16                                         # the older integer rule
     assert calibration_budget(p, rp, "ours_no_fl", "tuned", 2) is None
