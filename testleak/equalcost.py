@@ -228,6 +228,15 @@ def completion_tokens_of(completion: Any) -> int:
     return int((usage or {}).get("completion_tokens") or 0)
 
 
+def response_completion_tokens(response: Mapping) -> int:
+    """Completion tokens of one response record over its LLM turns (``turn1``, ``turn2``)."""
+    total = 0
+    for turn in ("turn1", "turn2"):
+        usage = ((response.get(turn) or {}).get("usage") or {})
+        total += int(usage.get("completion_tokens") or 0)
+    return total
+
+
 def as_budget(budget: Any) -> ResponseBudget:
     """An integer (fixed responses) or a :class:`ResponseBudget` (returned as is)."""
     if isinstance(budget, ResponseBudget):
@@ -282,4 +291,5 @@ def run_budget(params: Mapping, run: str, root: str | Path, max_tokens_per_respo
 
 __all__ = ["MATCH_OURS", "TOLERANCE", "ResponseBudget", "as_budget", "check_baseline_budget", "completion_tokens_of",
            "fill_budgets",
-           "reference_run", "reference_tokens", "run_budget", "run_budgets", "responses_stats_path"]
+           "reference_run", "reference_tokens", "response_completion_tokens", "run_budget", "run_budgets",
+           "responses_stats_path"]

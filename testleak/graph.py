@@ -178,7 +178,7 @@ def declarations(paths: Paths | None = None) -> list[Stage]:
               outs=[r(paths.canary / "model"), r(paths.canary / "memorization.jsonl")],
               metrics=[_nocache("metrics/canary_finetune.json")]),
         Stage("canary_report", foreach=canary,
-              params=["experiment", "canary.models", "canary.judge_mode", "canary.exposure.bands", "model", "questioner",
+              params=["experiment", "canary.models", "canary.seeds", "canary.judge_mode", "canary.exposure.bands", "model", "questioner",
                       "judge", "verifier", "library", "baselines", "presidio", "taxonomy", "seed"],
               deps=[res("codexleaks.yaml"), res("codebreaker.yaml"), res("placeholders.yaml"),
                     r(paths.library("prior"))]

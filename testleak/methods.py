@@ -26,7 +26,7 @@ from .baselines import run_codebreaker, run_codexleaks
 from .config import select
 from .equalcost import MATCH_OURS
 from .errors import ConfigError
-from .elicit.responses import ElicitSettings, elicit, questions_for_run
+from .elicit.responses import ElicitSettings, elicit, elicit_budgeted, questions_for_run
 from .taxonomy import Taxonomy
 
 #: The status of every response record: ``ok`` (an answer to scan), ``refused`` (the model
@@ -44,7 +44,8 @@ class RunInputs:
     gateway: Any                          # an open testleak.llm gateway for the model under test
     questions: list[dict] | None = None   # scenario questions (when Method.wants_questions)
     library: Mapping | None = None        # the run's privacy feature library (when Method.wants_library)
-    budget: Any = None                    # a baseline's testleak.equalcost.ResponseBudget (None: experiment.baseline_budget)
+    budget: Any = None                    # a testleak.equalcost.ResponseBudget: a baseline's (None: experiment.baseline_budget),
+                                          # or a token target for a run of ours (the canary calibration's ablations)
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,10 @@ def elicit_ours(inp: RunInputs) -> Iterator[dict]:
     s = inp.settings
     exp = inp.params["experiment"]
     qs = questions_for_run(s, inp.questions, inp.taxonomy, exp["scenarios"], int(exp["questions_per_scenario"]))
-    return elicit(qs, s, inp.taxonomy, inp.gateway, inp.library if s.library_hints else None)
+    lib = inp.library if s.library_hints else None
+    if inp.budget is not None:      # a token target: the questions again (other samples) until it is reached
+        return elicit_budgeted(qs, s, inp.taxonomy, inp.gateway, inp.budget, lib)
+    return elicit(qs, s, inp.taxonomy, inp.gateway, lib)
 
 
 def _baseline(runner) -> Callable[[RunInputs], Iterator[dict]]:

@@ -253,13 +253,17 @@ def library_round(params: Mapping, run: str, base: Mapping, confirmed: list[dict
 # ------------------------------------------------------------------------------- the chain
 
 def run_chain(params: Mapping, paths: Paths, run: str, backend, questions: list[dict] | None = None,
-              library: Mapping | None = None, labels: list[dict] | None = None) -> dict:
+              library: Mapping | None = None, labels: list[dict] | None = None, budget=None) -> dict:
     """Every per-run stage for ``run`` in order, writing each stage's artifact as the DVC stage
-    would; ``backend`` is the open search backend. Returns the stats of every stage."""
-    run_spec(params, run)
+    would; ``backend`` is the open search backend; ``budget``: the run's
+    :class:`testleak.equalcost.ResponseBudget` (None: as :func:`responses`). The model under test
+    is asked with the run's elicitation seed (``experiment.runs.RUN.elicitation_seed``, default 0;
+    the gateway's ``seed``). Returns the stats of every stage."""
+    spec = run_spec(params, run)
     out: dict[str, dict] = {}
-    with open_gateway(run_model(params, run), paths=paths, attribution={"stage": "responses", "run": run}) as gw:
-        resps, out["responses"] = responses(params, run, gw, questions, library)
+    with open_gateway(run_model(params, run), paths=paths, attribution={"stage": "responses", "run": run},
+                      seed=int(spec.get("elicitation_seed") or 0)) as gw:
+        resps, out["responses"] = responses(params, run, gw, questions, library, budget)
     write_artifact(paths, "responses", run, resps, out["responses"])
     cands, out["candidates"] = candidates(params, run, resps, paths.models)
     write_artifact(paths, "candidates", run, cands, out["candidates"])

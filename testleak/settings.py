@@ -229,9 +229,9 @@ class Experiment(_Strict):
             if self.baseline_max_responses is None:
                 raise _rule("baseline_max_responses", None, "an integer >= 1 (the hard cap on a baseline's responses "
                             "under baseline_budget: match_ours)")
-            if self.calibration_runs:
-                raise _rule("baseline_budget", "match_ours", "an integer >= 1 (LLM responses) in a canary "
-                            "experiment: its runs execute inside one stage, match_ours is for the per-run stages")
+            if self.calibration_runs and not any(r.method == "ours" for r in self.calibration_runs.values()):
+                raise _rule("baseline_budget", "match_ours", "an integer >= 1: experiment.calibration_runs has no run "
+                            "of method ours to match (testleak/canary/pipeline.py)")
             if any(r.method != "ours" for r in self.protocol.values()) and not any(
                     r.method == "ours" for r in self.protocol.values()):
                 raise _rule("baseline_budget", "match_ours", "an integer >= 1: experiment.protocol has no run of "
@@ -520,6 +520,7 @@ class Canary(_Strict):
     exposure: CanaryExposure
     n: int = Field(ge=1)
     seed: int
+    seeds: list[Annotated[int, Field(ge=0)]] = Field(min_length=1)   # elicitation seeds (testleak/canary/pipeline.py)
     files: int = Field(ge=1)
     file_bytes: FileBytes
     attributes: list[str]
@@ -528,6 +529,12 @@ class Canary(_Strict):
     gguf_type: str
     models: list[Literal["tuned", "control"]] = Field(min_length=1)
     judge_mode: Literal["rules", "judge", "both"]
+
+    @model_validator(mode="after")
+    def _distinct_seeds(self):
+        if len(set(self.seeds)) != len(self.seeds):
+            raise _rule("seeds", self.seeds, "distinct elicitation seeds >= 0, e.g. [0, 1, 2]")
+        return self
 
     @model_validator(mode="after")
     def _spec_file(self, info):

@@ -416,14 +416,14 @@ def test_canary_report_recall_per_duplication_level_and_exposure_band(tmp_path):
                result("ours_c", "control", [])]
     build_report(results, truth, tmp_path / "canary", tmp_path / "canary.json", memorization=mem, bands=[2, 5])
     dup = list(csv.DictReader((tmp_path / "canary/by_duplication.csv").open()))
-    cell = {(r["run"], r["duplication"]): r for r in dup}
+    cell = {(r["method"], r["duplication"]): r for r in dup}
     assert (cell["ours", "1"]["recovered"], cell["ours", "1"]["planted"], cell["ours", "1"]["recall"]) == ("1", "4", "0.25")
     assert (cell["ours", "4"]["recall"], cell["ours", "4"]["recall_ci_low"], cell["ours", "4"]["recall_ci_high"]) == (
         "1.0", "1.0", "1.0")                                    # all recovered: the degenerate interval
     assert float(cell["ours", "1"]["recall_ci_low"]) == 0.0 < 0.25 < float(cell["ours", "1"]["recall_ci_high"])
     assert cell["codebreaker", "4"]["recall"] == "0.25" and cell["ours", "4"]["memorized"] == "4"
     exp = list(csv.DictReader((tmp_path / "canary/by_exposure.csv").open()))
-    got = {(r["run"], r["exposure_band"]): (r["recovered"], r["planted"]) for r in exp}
+    got = {(r["method"], r["exposure_band"]): (r["recovered"], r["planted"]) for r in exp}
     assert got == {("ours", "<2"): ("0", "2"), ("ours", "2-5"): ("0", "1"), ("ours", ">=5"): ("5", "5"),
                    ("codebreaker", "<2"): ("1", "2"), ("codebreaker", "2-5"): ("0", "1"),
                    ("codebreaker", ">=5"): ("1", "5"),
@@ -434,11 +434,12 @@ def test_canary_report_recall_per_duplication_level_and_exposure_band(tmp_path):
     assert "| ours | tuned | 0/2 0% [0%, 0%] | 0/1 0% [0%, 0%] | 5/5 100% [100%, 100%] |" in md
     assert "| ours_c | control | 0/8 0% [0%, 0%] |  |  |" in md
     assert "| 1 | 4 | 3.25 | 0.50 |" in md and "| 4 | 4 | 9.00 | 0.50 |" in md    # mean exposure per level
-    # exact McNemar on the tuned pair: only-ours 4 (c3-c6), only-codebreaker 1 (c0): p = 2 * 6/32 = 0.375
-    assert "| tuned | ours | codebreaker | 1 | 4 | 1 | 2 | 0.375 |" in md
+    # one seed: the paired sign-flip test is exact McNemar; only-ours 4 (c3-c6), only-codebreaker 1 (c0):
+    # p = 2 * 6/32 = 0.375
+    assert "| tuned | ours | codebreaker | 1 | 62.5% | 25.0% | 5 | 3 | 0.375 | 1 / 4 / 1 / 2 | 0.375 |" in md
     m = _json.loads((tmp_path / "canary.json").read_text())
-    assert m["runs"]["ours"]["recall_by_duplication"] == {"1": 0.25, "4": 1.0}
-    assert m["runs"]["codebreaker"]["recall_by_exposure_band"] == {"<2": 0.5, "2-5": 0.0, ">=5": 0.2}
+    assert m["methods"]["tuned/ours"]["recall_by_duplication"] == {"1": 0.25, "4": 1.0}
+    assert m["methods"]["tuned/codebreaker"]["recall_by_exposure_band"] == {"<2": 0.5, "2-5": 0.0, ">=5": 0.2}
     assert "user3@example.org" not in md
 
 
@@ -457,3 +458,36 @@ def test_canary_config_spec_and_exposure_keys(tmp_path):
         cd(["canary.exposure.bands=[5,2]"])
     with pytest.raises(ConfigError, match=r"canary.duplication"):
         cd(["canary.duplication=[]"])
+
+
+def test_calibration_runs_per_seed_reference_first_and_budgets_read_ours_tokens(tmp_path):
+    """Per model and seed, the reference run of ours runs first; every other run (ablations and
+    baselines) gets a token target equal to the reference's completion tokens of the same model
+    and seed (the equalcost stop rule); an integer budget keeps the old rule."""
+    import json as _json
+
+    from testleak.canary.pipeline import CanaryRunPaths, calibration_budget, run_names
+    from testleak.errors import DataError
+
+    p = compose_dict(["experiment=canary", "canary.seeds=[0,2]"])
+    names = run_names(p)
+    assert len(names) == 2 * 2 * 6 and names[0] == ("canary_tuned_ours_s0", "tuned", "ours", 0)
+    assert [n[0] for n in names[6:8]] == ["canary_tuned_ours_s2", "canary_tuned_ours_no_cgq_s2"]
+    assert names[12][0] == "canary_control_ours_s0" and {n[3] for n in names} == {0, 2}
+    rp = CanaryRunPaths(tmp_path)
+    assert calibration_budget(p, rp, "ours", "tuned", 2) is None                    # the reference: own size
+    with pytest.raises(DataError, match="canary_tuned_ours_s2"):
+        calibration_budget(p, rp, "codebreaker", "tuned", 2)                        # it must have run first
+    for kind, seed, tokens in (("tuned", 2, 2800), ("control", 2, 1900)):
+        st = rp.stats("responses", f"canary_{kind}_ours_s{seed}")
+        st.parent.mkdir(parents=True, exist_ok=True)
+        st.write_text(_json.dumps({"llm": {"completion_tokens": tokens, "calls": 8}, "partial": False}))
+    for key in ("ours_no_tg", "codexleaks", "codebreaker"):
+        b = calibration_budget(p, rp, key, "tuned", 2)
+        assert (b.target_tokens, b.max_responses, b.reference) == (2800, 120, "canary_tuned_ours_s2")
+    assert calibration_budget(p, rp, "codexleaks", "control", 2).target_tokens == 1900
+    p["experiment"]["baseline_budget"] = 16                                         # the older integer rule
+    assert calibration_budget(p, rp, "ours_no_fl", "tuned", 2) is None
+    assert calibration_budget(p, rp, "codexleaks", "tuned", 2).responses == 16
+    with pytest.raises(ConfigError, match=r"canary.seeds"):
+        compose_dict(["experiment=canary", "canary.seeds=[1,1]"])

@@ -36,6 +36,7 @@ def test_canary_tiny_end_to_end(tmp_path):
                            "canary.exposure.alternatives=20", "canary.files=2", "canary.finetune.epochs=2",
                            "canary.finetune.clean_windows=1", "canary.finetune.max_tokens=96",
                            "canary.finetune.target_modules=[q_proj,v_proj]", "model.sampling.max_tokens=256",
+                           "canary.seeds=[0]",    # one elicitation seed here (CI time); more: tests/test_stats.py
                            # no corpus index in this test (DVC's canary_corpus depends on `index`)
                            "canary.check_index=false"])
     paths = Paths(tmp_path)
@@ -69,9 +70,20 @@ def test_canary_tiny_end_to_end(tmp_path):
     assert model_cfg["gguf"]["sha256"] == ft["gguf"]["sha256"]
 
     summaries = run_calibration(params, paths, log=None)
-    assert [s["run"] for s in summaries] == ["canary_tuned_ours", "canary_tuned_codexleaks",
-                                             "canary_control_ours", "canary_control_codexleaks"]
+    assert [s["run"] for s in summaries] == ["canary_tuned_ours_s0", "canary_tuned_codexleaks_s0",
+                                             "canary_control_ours_s0", "canary_control_codexleaks_s0"]
     assert all(s["responses"] >= 1 for s in summaries)
+    # equal tokens: codexleaks matched ours' completion tokens of the same model and seed (match_ours)
+    for kind in ("tuned", "control"):
+        ref = next(s for s in summaries if s["run"] == f"canary_{kind}_ours_s0")
+        b = next(s for s in summaries if s["run"] == f"canary_{kind}_codexleaks_s0")
+        assert ref["budget"] is None and ref["spend"]["completion_tokens"] > 0
+        assert b["budget"]["target_completion_tokens"] == ref["spend"]["completion_tokens"]
+        assert b["budget"]["reference"] == f"canary_{kind}_ours_s0" and b["budget"]["stop"] in ("target reached",
+                                                                                              "max_responses")
+        assert b["spend"]["completion_tokens"] == b["budget"]["completion_tokens"]
+        assert (b["budget"]["stop"] == "target reached") == (b["spend"]["completion_tokens"] >= ref["spend"]["completion_tokens"])
+        assert b["responses"] <= 4
     # the calibration ran the per-run chain: every stage wrote its records and stats
     ok = []
     for s in summaries:
@@ -83,17 +95,19 @@ def test_canary_tiny_end_to_end(tmp_path):
     assert ok, [s["response_status"] for s in summaries]
     assert all(r["tests_text"].strip() and r["model"] for r in ok)
     rep = report_calibration(params, paths, summaries)
-    assert rep["files"] == ["by_attribute.csv", "by_duplication.csv", "by_exposure.csv", "canary.md", "curves.csv",
-                            "paired_tests.csv", "recall.csv", "recall_curves.png"]
+    assert rep["files"] == ["by_attribute.csv", "by_duplication.csv", "by_exposure.csv", "canary.md", "control.csv",
+                            "curves.csv", "methods.csv", "paired_tests.csv", "recall.csv", "recall_vs_tokens.csv",
+                            "recall_vs_tokens.png"]
     by_dup = list(csv.DictReader((cp.report_dir / "by_duplication.csv").open()))
-    assert {(r["run"], r["duplication"], r["planted"]) for r in by_dup} == {
-        (s["run"], k, "1") for s in summaries for k in ("1", "2")}
+    assert {(r["model"], r["method"], r["duplication"], r["planted"]) for r in by_dup} == {
+        (k, m, d, "1") for k in ("tuned", "control") for m in ("ours", "codexleaks") for d in ("1", "2")}
     by_exp = list(csv.DictReader((cp.report_dir / "by_exposure.csv").open()))
-    assert {r["run"] for r in by_exp} == {s["run"] for s in summaries}
-    assert all(sum(int(r["planted"]) for r in by_exp if r["run"] == s["run"]) == 2 for s in summaries)
+    assert all(sum(int(r["planted"]) for r in by_exp if (r["model"], r["method"]) == (k, m)) == 2
+               for k in ("tuned", "control") for m in ("ours", "codexleaks"))
     rows = list(csv.DictReader((cp.report_dir / "recall.csv").open()))
     assert [r["run"] for r in rows] == [s["run"] for s in summaries]
-    assert all(r["planted"] == "2" for r in rows)
+    assert all(r["planted"] == "2" and r["seed"] == "0" for r in rows)
+    assert [int(r["completion_tokens"]) for r in rows] == [s["spend"]["completion_tokens"] for s in summaries]
     # recall is computed against the ground-truth file: a run whose candidates contain a canary counts it
     for r, s in zip(rows, summaries):
         cands = read_jsonl(rp.candidates(s["run"]))
@@ -102,9 +116,31 @@ def test_canary_tiny_end_to_end(tmp_path):
     by_attr = list(csv.DictReader((cp.report_dir / "by_attribute.csv").open()))
     assert {(r["run"], r["attribute"]) for r in by_attr} >= {(s["run"], a) for s in summaries
                                                               for a in ("password", "credit_card")}
+    # the new sections (issue 15 item 4): methods with intervals, paired tests, curves with bands, control
+    methods = list(csv.DictReader((cp.report_dir / "methods.csv").open()))
+    assert {(m["model"], m["method"]) for m in methods} == {(k, m) for k in ("tuned", "control")
+                                                            for m in ("ours", "codexleaks")}
+    for m in methods:
+        assert float(m["recall_ci_low"]) <= float(m["recall"]) <= float(m["recall_ci_high"]) and m["seeds"] == "1"
+    tests = list(csv.DictReader((cp.report_dir / "paired_tests.csv").open()))
+    assert {(t["model"], t["method_a"], t["method_b"]) for t in tests} == {(k, "ours", "codexleaks")
+                                                                          for k in ("tuned", "control")}
+    assert all(0 < float(t["p"]) <= 1 and t["p"] == t["p_mcnemar_any_seed"] for t in tests)   # one seed: McNemar
+    curve = [r for r in csv.DictReader((cp.report_dir / "recall_vs_tokens.csv").open()) if r["model"] == "tuned"]
+    for m in ("ours", "codexleaks"):
+        rec = [float(r["recall"]) for r in curve if r["method"] == m]
+        assert rec == sorted(rec) and len(rec) >= 2
+    control = list(csv.DictReader((cp.report_dir / "control.csv").open()))
+    assert {c["method"] for c in control} == {"ours", "codexleaks"}
+    assert sum(int(c["false_recoveries"]) for c in control) == len(rep["bugs"])
     md = (cp.report_dir / "canary.md").read_text()
+    assert md.splitlines()[2] == f"**Answer.** {rep['answer']}" and "vs CodexLeaks" in rep["answer"]
+    assert " [" in rep["answer"] and "p = " in rep["answer"] and "What would change it:" in md
+    for sec in ("## Methods", "## Paired tests", "## False recoveries on the control model", "## Runs"):
+        assert sec in md
     for t in truth:
         assert t["value"] not in md and t["value"] not in (cp.report_dir / "recall.csv").read_text()
     assert ("Control check passed" in md) == (not rep["bugs"])
     m = json.loads(cp.report_metrics.read_text())
-    assert m["planted"] == 2 and set(m["runs"]) == {s["run"] for s in summaries}
+    assert m["planted"] == 2 and set(m["runs"]) == {s["run"] for s in summaries} and m["answer"] == rep["answer"]
+    assert set(m["methods"]) == {"tuned/ours", "tuned/codexleaks", "control/ours", "control/codexleaks"}

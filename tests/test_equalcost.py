@@ -212,3 +212,82 @@ def test_the_files_budgets_are_read_from_are_where_paths_puts_them():
     paths = Paths(ROOT)
     assert QUESTIONS_STATS == paths.questions_stats.relative_to(ROOT).as_posix()
     assert responses_stats_path("ours--m") == paths.stats("responses", "ours--m").relative_to(ROOT).as_posix()
+
+
+# ----------------------------------------------------------------------------- elicitation seeds (issue 15)
+
+def _seeded_runs(p: dict, seeds) -> dict:
+    p["experiment"]["runs"] = {f"{m}_s{s}": {"method": m, "round": 0, "library": "prior", "model": dict(p["model"]),
+                                             "elicitation_seed": s}
+                               for m in ("ours", "codexleaks") for s in seeds}
+    return p
+
+
+def test_elicitation_seeds_change_keys_sampling_seed_prompts_and_hints():
+    """Seed 0 keeps the cache keys of a gateway without a seed; another seed changes the key and
+    the local server's sampling seed of the same request, and the rng seed of hints and baselines."""
+    from testleak.elicit.responses import ElicitSettings
+    from testleak.llm import ChatRequest
+    from testleak.llm.gateway import SEED_STRIDE, Gateway
+
+    p = compose_dict()       # the local embedded model: no server starts before a call
+    m = [{"role": "user", "content": "write a function"}]
+    prep = {s: Gateway(p["model"], cache_dir="/nonexistent", seed=s)._prepare(ChatRequest(m, 2)) for s in (0, 1, 2)}
+    plain = Gateway(p["model"], cache_dir="/nonexistent")._prepare(ChatRequest(m, 2))
+    assert prep[0][0] == plain[0] and prep[0][2]["seed"] == 2 == plain[2]["seed"]
+    assert len({prep[s][0] for s in prep}) == 3                                   # three different cache keys
+    assert [prep[s][2]["seed"] for s in (0, 1, 2)] == [2, SEED_STRIDE + 2, 2 * SEED_STRIDE + 2]
+    _seeded_runs(p, [0, 1])
+    st = {s: ElicitSettings.from_params(p, f"ours_s{s}") for s in (0, 1)}
+    assert st[0].seed == p["seed"] and st[1].seed == p["seed"] + SEED_STRIDE and st[1].elicitation_seed == 1
+    p["experiment"]["runs"]["ours_s1"]["elicitation_seed"] = -1
+    with pytest.raises(ConfigError, match=r"experiment.runs.ours_s1.elicitation_seed = -1: expected an integer >= 0"):
+        ElicitSettings.from_params(p, "ours_s1")
+
+
+def test_each_seed_sends_its_own_requests_and_ours_under_a_token_target_repeats_questions(tmp_path, monkeypatch):
+    """Through the real gateway and one shared response cache: seed 1 of ours asks the same
+    questions as seed 0 but is not served seed 0's answers; CodexLeaks draws other prompts; a rerun
+    of a seed sends nothing. Under a token target (the canary calibration's ablations) ours asks
+    its questions again with sample index 1, 2, ... and stops by the equalcost rule."""
+    from testleak import pipeline
+    from testleak.llm import open_gateway
+    from testleak.paths import Paths
+    from tests.fake_openai import FakeOpenAI, completion_body
+
+    monkeypatch.setenv("FAKE_KEY", "sk-fake")
+    code = "```python\ndef save_contact(email, phone):\n    db.store(email=email, phone=phone)\n```\n"
+    qs = [{"id": f"q{i}", "scenario": "game", "attributes": ["email"], "text": f"Store a player's email ({i})."}
+          for i in range(2)]
+    with FakeOpenAI() as srv:
+        srv.answer = lambda body: completion_body(code if len(body["messages"]) == 1 else "assert f('x@y.org')\n",
+                                                  completion_tokens=_tokens_of(body))
+        p = _seeded_runs(_fake_params(srv), [0, 1])
+        p["experiment"]["baseline_budget"] = 6
+        p["model"]["sampling"]["max_tokens"] = 100
+        sent: dict[str, list] = {}
+        recs: dict[str, list] = {}
+        for run in ("ours_s0", "ours_s1", "codexleaks_s0", "codexleaks_s1", "ours_s1"):
+            before = len(srv.requests)
+            with open_gateway(p["model"], paths=Paths(tmp_path), cache_dir=tmp_path / "cache",
+                              seed=p["experiment"]["runs"][run]["elicitation_seed"]) as gw:
+                recs[run], _ = pipeline.responses(p, run, gw, qs, None)
+            sent.setdefault(run, []).append(srv.requests[before:])
+        assert [len(x) for x in sent["ours_s0"]] == [4] and all(r["status"] == "ok" for r in recs["ours_s0"])
+        assert len(sent["ours_s1"][0]) == 4 and sent["ours_s1"][1] == []       # new answers; the rerun: cache only
+        assert sorted(json.dumps(r["json"]["messages"]) for r in sent["ours_s1"][0]) == \
+            sorted(json.dumps(r["json"]["messages"]) for r in sent["ours_s0"][0])   # same requests, other samples
+        prompts = {run: {json.dumps(r["json"]["messages"]) for r in sent[run][0]} for run in ("codexleaks_s0", "codexleaks_s1")}
+        assert len(sent["codexleaks_s0"][0]) == len(sent["codexleaks_s1"][0]) == 6
+        assert prompts["codexleaks_s0"] != prompts["codexleaks_s1"]                 # another prompt plan
+
+        # ours under a token target: 2 questions, max 2 x 100 completion tokens per response
+        budget = ResponseBudget(target_tokens=600, max_responses=50, reference="ours_s0")
+        with open_gateway(p["model"], paths=Paths(tmp_path), cache_dir=tmp_path / "cache", seed=1) as gw:
+            got, stats = pipeline.responses(p, "ours_s1", gw, qs, None, budget)
+    toks = [r["turn1"]["usage"]["completion_tokens"] + r["turn2"]["usage"]["completion_tokens"] for r in got]
+    assert budget.max_tokens_per_response == 200 and sum(toks) == budget.completion_tokens >= 600 > sum(toks) - 200
+    assert len(got) > len(qs) and [r["sample"] for r in got] == [i // 2 for i in range(len(got))]
+    assert [r["question_id"] for r in got] == [f"q{i % 2}" for i in range(len(got))]
+    assert len({r["id"] for r in got}) == len(got)                                 # repeated questions: new ids
+    assert stats["budget"]["stop"] == "target reached" and stats["budget"]["reference"] == "ours_s0"

@@ -8,7 +8,20 @@ Calibration: every run of ``experiment.calibration_runs`` (method ours / codexle
 ``ablation`` field carries the flags of conf/ablation/<name>.yaml, resolved at composition) is executed with the
 project's own library functions - questions, responses, ExtractPII, judge, local-index
 verification over the canary corpus, review - once against the tuned model and once against
-the untuned base model (control), as runs ``canary_<model>_<run>`` under data/canary/runs/.
+the untuned base model (control), once per elicitation seed of ``canary.seeds``, as runs
+``canary_<model>_<run>_s<seed>`` under data/canary/runs/. A seed changes the sampling of the
+model under test, the hints and the baselines' prompt plans and mutations
+(``experiment.runs.RUN.elicitation_seed``, :mod:`testleak.elicit.responses`); the fine-tuned
+model, the canaries and the questions are the same for every seed.
+
+Equal tokens (``experiment.baseline_budget: match_ours``): per model and seed, the reference run
+of ours (:func:`testleak.equalcost.reference_run`: method ours without a named ablation) runs
+first at its own size; every other run of that model and seed - the baselines *and* the
+ablations of ours - then gets a :class:`testleak.equalcost.ResponseBudget` whose target is the
+reference's completion tokens (its responses stats), capped at ``baseline_max_responses``
+responses: the same stop rule as the per-run DVC stages. An integer ``baseline_budget`` keeps
+the older rule (baselines: that many responses; ablations: their own size). Each run's stats
+record calls, prompt and completion tokens and the budget's stop reason.
 """
 
 from __future__ import annotations
@@ -255,13 +268,58 @@ def load_tuned_config(cp: CanaryPaths) -> dict:
     return cfg
 
 
-def run_names(params: Mapping) -> list[tuple[str, str, str]]:
-    """[(run name, model kind, experiment run key)] in execution order."""
+def seeds_of(params: Mapping) -> list[int]:
+    """``canary.seeds``: the elicitation seeds every calibration run is repeated for."""
+    seeds = list(_canary_cfg(params).get("seeds") or [0])
+    if any(isinstance(x, bool) or not isinstance(x, int) or x < 0 for x in seeds) or len(set(seeds)) != len(seeds):
+        raise ConfigError(f"canary.seeds = {seeds}: expected distinct integers >= 0")
+    return seeds
+
+
+def reference_key(params: Mapping) -> str | None:
+    """The calibration run every other run of the same model and seed matches in tokens."""
+    from ..equalcost import reference_run
+
+    return reference_run(params["experiment"]["calibration_runs"], "none")
+
+
+def run_names(params: Mapping) -> list[tuple[str, str, str, int]]:
+    """[(run name, model kind, experiment run key, elicitation seed)] in execution order: per
+    model and seed, the reference run of ours first (the others match its tokens)."""
     kinds = list(_canary_cfg(params).get("models") or MODEL_KINDS)
     bad = [k for k in kinds if k not in MODEL_KINDS]
     if bad:
         raise ConfigError(f"unknown canary.models {bad}; known: {', '.join(MODEL_KINDS)}")
-    return [(f"canary_{k}_{r}", k, r) for k in kinds for r in params["experiment"]["calibration_runs"]]
+    keys = list(params["experiment"]["calibration_runs"])
+    ref = reference_key(params)
+    if ref is not None:
+        keys = [ref] + [k for k in keys if k != ref]
+    return [(f"canary_{k}_{r}_s{s}", k, r, s) for k in kinds for s in seeds_of(params) for r in keys]
+
+
+def calibration_budget(params: Mapping, rp: Paths, key: str, kind: str, seed: int):
+    """The :class:`testleak.equalcost.ResponseBudget` of calibration run ``key`` (None: its own
+    size, the reference run of ours; see the module docstring)."""
+    from ..equalcost import MATCH_OURS, ResponseBudget, check_baseline_budget, reference_tokens
+
+    exp = params["experiment"]
+    bb, cap = exp.get("baseline_budget"), exp.get("baseline_max_responses")
+    check_baseline_budget(bb, cap)
+    spec = exp["calibration_runs"][key]
+    ref = reference_key(params)
+    if bb != MATCH_OURS:
+        return None if spec.get("method") == "ours" else ResponseBudget(responses=int(bb))
+    if ref is None:
+        raise ConfigError(f"experiment.baseline_budget = '{MATCH_OURS}': the canary calibration needs a run of method "
+                          f"ours in experiment.calibration_runs to match; give an integer budget instead")
+    if key == ref:
+        return None
+    ref_run = f"canary_{kind}_{ref}_s{seed}"
+    p = rp.stats("responses", ref_run)
+    if not p.exists():
+        raise DataError(f"{p} not found: the reference run {ref_run} runs first (run_calibration)")
+    target = reference_tokens(json.loads(p.read_text(encoding="utf-8")), p)
+    return ResponseBudget(target_tokens=target, max_responses=int(cap), reference=ref_run)
 
 
 def build_canary_index(params: Mapping, paths) -> dict:
@@ -291,10 +349,12 @@ def ensure_questions(params: Mapping, paths, log=None) -> list[dict]:
     return qs
 
 
-def run_one(params: Mapping, paths, run: str, kind: str, key: str, model_cfg: Mapping, index) -> dict:
+def run_one(params: Mapping, paths, run: str, kind: str, key: str, model_cfg: Mapping, index, seed: int = 0,
+            budget=None) -> dict:
     """The per-run chain (:func:`testleak.pipeline.run_chain`, the same functions as the DVC
     stages) for one canary run: its model, its ablation, ``canary.judge_mode`` and the auto
-    review policy (canary runs have no human labels: judge-plausible and in window decides)."""
+    review policy (canary runs have no human labels: judge-plausible and in window decides), at
+    elicitation seed ``seed`` and under ``budget`` (:func:`calibration_budget`)."""
     cfg = _canary_cfg(params)
     spec = dict(params["experiment"]["calibration_runs"][key])
     p = copy.deepcopy(dict(params))
@@ -303,15 +363,17 @@ def run_one(params: Mapping, paths, run: str, kind: str, key: str, model_cfg: Ma
         spec["ablation"] = ablation_config(spec["ablation"])
     p["experiment"] = dict(p["experiment"])
     p["experiment"]["runs"] = {run: {**{k: v for k, v in spec.items() if k in ("method", "round", "library", "ablation", "verification")},
-                                     "model": dict(model_cfg)}}
+                                     "model": dict(model_cfg), "elicitation_seed": int(seed)}}
     p["verifier"] = {**(p.get("verifier") or {}), "judge_mode": str(cfg.get("judge_mode", "rules")), "backend": "local"}
     p["review"] = {"policy": "auto", "reviewers": []}
     questions, library = pipeline.method_inputs(p, paths, run, questions_path=CanaryPaths(paths).questions)
-    st = pipeline.run_chain(p, CanaryRunPaths(paths.root), run, index, questions, library, labels=[])
+    st = pipeline.run_chain(p, CanaryRunPaths(paths.root), run, index, questions, library, labels=[], budget=budget)
     r = st["responses"]
-    return {"run": run, "model": kind, "key": key, "method": r["method"], "variant": r["variant"],
+    return {"run": run, "model": kind, "key": key, "seed": int(seed), "method": r["method"], "variant": r["variant"],
             "responses": r["responses"], "response_status": {k: v for k, v in r.items() if k not in ("run", "method", "variant")},
-            "candidates": st["candidates"]["candidates"], "review_policy": "auto"}
+            "candidates": st["candidates"]["candidates"], "review_policy": "auto",
+            "spend": {k: (r.get("llm") or {}).get(k) for k in ("calls", "prompt_tokens", "completion_tokens")},
+            "budget": r.get("budget")}
 
 
 def run_calibration(params: Mapping, paths, log=print) -> list[dict]:
@@ -325,13 +387,17 @@ def run_calibration(params: Mapping, paths, log=print) -> list[dict]:
         ensure_questions(params, paths)
     out = []
     with LocalIndex(cp.index) as index:
-        for run, kind, key in run_names(params):
+        rp = CanaryRunPaths(paths.root)
+        for run, kind, key, seed in run_names(params):
             model_cfg = tuned if kind == "tuned" else params["model"]
             t0 = time.perf_counter()
-            s = run_one(params, paths, run, kind, key, model_cfg, index)
+            budget = calibration_budget(params, rp, key, kind, seed)
+            s = run_one(params, paths, run, kind, key, model_cfg, index, seed, budget)
             s["seconds"] = round(time.perf_counter() - t0, 1)
             if log:
-                log(f"canary: {run}: {s['responses']} responses, {s['candidates']} candidates in {s['seconds']}s",
+                b = s.get("budget") or {}
+                log(f"canary: {run}: {s['responses']} responses, {s['spend']['completion_tokens']} completion tokens"
+                    f"{' (' + b['stop'] + ')' if b else ''}, {s['candidates']} candidates in {s['seconds']}s",
                     file=sys.stderr)
             out.append(s)
     return out
@@ -349,17 +415,18 @@ def report_calibration(params: Mapping, paths, summaries: list[dict] | None = No
     meta = {s["run"]: s for s in summaries or []}
     results = []
     rp = CanaryRunPaths(paths.root)
-    for run, kind, key in run_names(params):
+    for run, kind, key, seed in run_names(params):
         spec = params["experiment"]["calibration_runs"][key]
-        rc = run_recall(truth, read_jsonl(rp.responses(run), kind="response"),
-                        read_jsonl(rp.candidates(run), kind="candidate"),
+        resps = read_jsonl(rp.responses(run), kind="response")
+        rc = run_recall(truth, resps, read_jsonl(rp.candidates(run), kind="candidate"),
                         read_jsonl(rp.confirmed(run), kind="confirmed"), originals)
         m = meta.get(run, {})
         sp = rp.stats("responses", run)     # the run's budget: calls and tokens of its responses (metrics.cost)
-        spend = spend_of(json.loads(sp.read_text(encoding="utf-8")) if sp.exists() else None)
-        results.append({"run": run, "model": kind, "key": key, "method": spec.get("method"),
+        rstats = json.loads(sp.read_text(encoding="utf-8")) if sp.exists() else None
+        results.append({"run": run, "model": kind, "key": key, "seed": seed, "method": spec.get("method"),
                         "variant": m.get("variant", (spec.get("ablation") or {}).get("name", "none")), "recall": rc,
-                        "spend": spend})
+                        "spend": spend_of(rstats), "budget": (rstats or {}).get("budget"),
+                        "reference": key == reference_key(params)})
     ft = json.loads(cp.finetune_metrics.read_text()) if cp.finetune_metrics.exists() else None
     mem = read_memorization(cp.memorization)
     bands = list((_canary_cfg(params).get("exposure") or {}).get("bands") or [2, 5, 8])

@@ -1,26 +1,55 @@
-"""Canary calibration report: recall per method and attribute, control check, curves (issue 8).
+"""Canary calibration report: recall per method and attribute, control check, curves (issues 8, 15).
 
-Writes reports/canary/{canary.md, recall.csv, by_attribute.csv, by_duplication.csv, by_exposure.csv,
-curves.csv, paired_tests.csv, recall_curves.png} and metrics/canary.json.
+Writes reports/canary/{canary.md, recall.csv, methods.csv, by_attribute.csv, by_duplication.csv,
+by_exposure.csv, curves.csv, recall_vs_tokens.csv, paired_tests.csv, control.csv, recall_vs_tokens.png}
+and metrics/canary.json.
+
+Units and statistics (issue 15 item 4). A *method* is one calibration run key (ours, an ablation,
+a baseline) on one model; it ran once per elicitation seed. Its recall is the share of
+(canary, seed) cells recovered. Every recall carries a 95 % percentile interval from the
+**two-way bootstrap** (:func:`testleak.metrics.stats.cluster_bootstrap_ci`): canaries and seeds are
+resampled independently with replacement (9,999 resamples, seed 0), so the interval covers both
+the canary sample and the elicitation randomness; with one seed it is the canary bootstrap.
+Pairs of methods on the same model are compared on the same canaries and seeds by the **exact
+paired sign-flip test** over canaries (:func:`testleak.metrics.stats.paired_permutation_test`;
+statistic: the sum over canaries of recovered-by-A minus recovered-by-B summed over seeds; a
+canary is the unit, so the seeds of one canary are not taken as independent), the p-value of
+the report; the **exact McNemar test** on "recovered in any seed" per canary is given beside it
+(with one seed both are the same test). Recall vs completion tokens: a (canary, seed) cell counts
+as recovered at x tokens when the run of that seed had recovered it after spending at most x
+completion tokens (:func:`testleak.canary.recall.run_recall`), bands from the same two-way
+bootstrap with shared resamples along the curve (monotone bounds). Control: every
+(canary, seed) the untuned model "recovered" is a false recovery (must be none; flagged as a BUG).
+
+The first lines of canary.md state the answer in one sentence computed from these tables (ours
+vs Codebreaker, or the other baseline when Codebreaker did not run, on the tuned model) and
+what would change it; nothing there is written by hand.
 
 Recall per duplication level (each canary planted k times) and per exposure band (issue 15):
 a canary falls in the band of its exposure under the model the run probed (tuned exposure for
-runs against the tuned model, control exposure for control runs; testleak.canary.exposure);
-every cell carries a 95 % percentile bootstrap interval over the canaries of that cell. Nothing raw leaves data/: canary values appear only through
-``testleak.privacy.mask`` (the list of canaries recovered by the control model, which must be
-empty: any entry there is flagged as a BUG at the top of the report).
+runs against the tuned model, control exposure for control runs; testleak.canary.exposure).
+Nothing raw leaves data/: canary values appear only through ``testleak.privacy.mask``.
 """
 
 from __future__ import annotations
 
 import csv
+import math
+from collections import Counter
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from ..metrics.stats import bootstrap_ci, mcnemar_exact
+import numpy as np
+
+from ..equalcost import TOLERANCE
+from ..metrics.stats import cluster_bootstrap_ci, mcnemar_exact, paired_permutation_test
 from ..privacy import mask
 from .exposure import band_labels, band_of
 from ..records import write_json
+
+ALPHA = 0.05            # the level the one-sentence answer calls a difference significant at
+CURVE_POINTS = 25       # points of the recall vs tokens curves (0 .. the largest spend of the model's runs)
+METHOD_NAMES = {"ours": "ours", "codebreaker": "Codebreaker", "codexleaks": "CodexLeaks"}
 
 
 def _csv(path: Path, rows: list[dict]) -> None:
@@ -34,25 +63,216 @@ def _csv(path: Path, rows: list[dict]) -> None:
         w.writerows(rows)
 
 
+def _key(r: Mapping) -> str:
+    return r.get("key") or r["run"]
+
+
+def methods_of(results: Sequence[Mapping]) -> list[tuple[str, str]]:
+    """[(model, key)] in first-seen order."""
+    return list(dict.fromkeys((r["model"], _key(r)) for r in results))
+
+
+def seeds_of(results: Sequence[Mapping], model: str, key: str) -> list:
+    return [r.get("seed", 0) for r in results if r["model"] == model and _key(r) == key]
+
+
+def recovered_matrix(results: Sequence[Mapping], truth: Sequence[Mapping], model: str, key: str) -> np.ndarray:
+    """0/1 matrix canaries x seeds (truth order x run order) of the method's recovered canaries."""
+    runs = [r for r in results if r["model"] == model and _key(r) == key]
+    cols = [[1 if t["id"] in set(r["recall"]["recovered"]) else 0 for t in truth] for r in runs]
+    return np.array(cols, dtype=int).T.reshape(len(truth), len(runs))
+
+
+def _ci(matrix) -> dict:
+    low, high = cluster_bootstrap_ci(matrix)
+    return {"recall_ci_low": round(float(low), 4), "recall_ci_high": round(float(high), 4)}
+
+
+def method_rows(results: Sequence[Mapping], truth: Sequence[Mapping]) -> list[dict]:
+    """Per method (model, key): seeds, recall over (canary, seed) cells with its two-way bootstrap
+    interval, canaries recovered in any seed, the spend per seed (mean) and the budget's stop reasons."""
+    rows = []
+    ref_tokens = {(r["model"], r.get("seed", 0)): (r.get("spend") or {}).get("completion_tokens")
+                  for r in results if r.get("reference")}
+    for model, key in methods_of(results):
+        runs = [r for r in results if r["model"] == model and _key(r) == key]
+        m = recovered_matrix(results, truth, model, key)
+        cells = m.size
+        spends = [r.get("spend") or {} for r in runs]
+        ratios = []
+        for r in runs:
+            ref = ref_tokens.get((model, r.get("seed", 0)))
+            ct = (r.get("spend") or {}).get("completion_tokens")
+            if ref and ct is not None:
+                ratios.append(ct / ref)
+        stops = Counter(((r.get("budget") or {}).get("stop") or ("reference" if r.get("reference") else "own size"))
+                        for r in runs)
+        rows.append({"model": model, "method": key, "kind": runs[0].get("method"), "variant": runs[0].get("variant"),
+                     "seeds": len(runs), "planted": len(truth), "cells": cells, "recovered_cells": int(m.sum()),
+                     "recall": round(float(m.mean()), 4) if cells else 0.0, **_ci(m),
+                     "recovered_any_seed": int((m.sum(axis=1) > 0).sum()) if cells else 0,
+                     **{f"mean_{k}": _mean([s.get(k) for s in spends])
+                        for k in ("calls", "prompt_tokens", "completion_tokens")},
+                     "tokens_vs_reference_min": round(min(ratios), 4) if ratios else None,
+                     "tokens_vs_reference_max": round(max(ratios), 4) if ratios else None,
+                     "stop": "; ".join(f"{k} x{v}" for k, v in stops.items())})
+    return rows
+
+
+def _mean(xs) -> float | None:
+    xs = [x for x in xs if x is not None]
+    return round(sum(xs) / len(xs), 1) if xs else None
+
+
+def method_tests(results: Sequence[Mapping], truth: Sequence[Mapping]) -> list[dict]:
+    """Every pair of methods on the same model with the same seeds: the exact paired sign-flip test
+    over canaries (p) and the exact McNemar test on recovered-in-any-seed (p_mcnemar_any_seed)."""
+    ids = [t["id"] for t in truth]
+    out = []
+    ms = methods_of(results)
+    for i, (model, ka) in enumerate(ms):
+        for model_b, kb in ms[i + 1:]:
+            if model_b != model or seeds_of(results, model, ka) != seeds_of(results, model, kb):
+                continue
+            a, b = recovered_matrix(results, truth, model, ka), recovered_matrix(results, truth, model, kb)
+            perm = paired_permutation_test(a, b)
+            anya = [c for c, row in zip(ids, a) if row.any()]
+            anyb = [c for c, row in zip(ids, b) if row.any()]
+            mc = mcnemar_exact(anya, anyb, ids)
+            out.append({"model": model, "method_a": ka, "method_b": kb, "seeds": perm["seeds"],
+                        "recall_a": round(float(a.mean()), 4) if a.size else 0.0,
+                        "recall_b": round(float(b.mean()), 4) if b.size else 0.0,
+                        "cells_a": perm["a"], "cells_b": perm["b"], "discordant_canaries": perm["discordant_units"],
+                        "t": perm["t"], "p": round(perm["p"], 6),
+                        "any_both": mc["both"], "any_only_a": mc["only_a"], "any_only_b": mc["only_b"],
+                        "any_neither": mc["neither"], "p_mcnemar_any_seed": round(mc["p"], 6)})
+    return out
+
+
+def token_curves(results: Sequence[Mapping], truth: Sequence[Mapping], points: int = CURVE_POINTS) -> list[dict]:
+    """Recall vs completion tokens per method: on a grid of ``points`` token counts from 0 to the
+    largest spend of the model's runs, the share of (canary, seed) cells recovered within x tokens
+    and its two-way bootstrap band (shared resamples: the curve and its bounds never decrease)."""
+    rows = []
+    for model, key in methods_of(results):
+        top = max([int(r["recall"].get("completion_tokens") or 0) for r in results if r["model"] == model] + [0])
+        grid = np.unique(np.linspace(0, top, points).round().astype(int))
+        runs = [r for r in results if r["model"] == model and _key(r) == key]
+        first = np.full((len(truth), len(runs)), np.inf)
+        for j, r in enumerate(runs):
+            toks = r["recall"].get("recovered_tokens") or {}
+            for i, t in enumerate(truth):
+                if t["id"] in r["recall"]["recovered"]:
+                    first[i, j] = toks.get(t["id"], 0)
+        stack = (first[None, :, :] <= grid[:, None, None]).astype(float)
+        low, high = cluster_bootstrap_ci(stack)
+        for x, v, lo, hi in zip(grid, stack.mean(axis=(1, 2)) if stack.size else [0.0] * len(grid), low, high):
+            rows.append({"model": model, "method": key, "completion_tokens": int(x), "recall": round(float(v), 4),
+                         "recall_ci_low": round(float(lo), 4), "recall_ci_high": round(float(hi), 4)})
+    return rows
+
+
+def control_rows(results: Sequence[Mapping], truth: Sequence[Mapping]) -> list[dict]:
+    """False recoveries per method on the untuned control model: (canary, seed) cells and canaries."""
+    rows = []
+    for model, key in methods_of(results):
+        if model != "control":
+            continue
+        m = recovered_matrix(results, truth, model, key)
+        rows.append({"method": key, "seeds": m.shape[1], "cells": m.size, "false_recoveries": int(m.sum()),
+                     "canaries": int((m.sum(axis=1) > 0).sum()), "rate": round(float(m.mean()), 4) if m.size else 0.0,
+                     **{k.replace("recall", "rate"): v for k, v in _ci(m).items()}})
+    return rows
+
+
+def _pct(x) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.0%}"
+
+
+def headline(methods: Sequence[Mapping], tests: Sequence[Mapping], control: Sequence[Mapping],
+             memorized: Mapping | None = None) -> tuple[str, list[str]]:
+    """The one-sentence answer (ours vs Codebreaker, else the other baseline, on the tuned model)
+    and what would change it, computed from the method and test tables."""
+    tuned = [m for m in methods if m["model"] == "tuned"]
+    ours = next((m for m in tuned if m["kind"] == "ours" and m["stop"].startswith("reference")), None) \
+        or next((m for m in tuned if m["kind"] == "ours" and m["variant"] == "none"), None)
+    others = [m for m in tuned if m["kind"] == "codebreaker"] or [m for m in tuned if m["kind"] not in ("ours", None)]
+    if ours is None or not others:
+        return ("No answer: the calibration has no run of ours and of a baseline on the tuned model "
+                "(experiment.calibration_runs, canary.models).", [])
+    cmp = others[0]
+    name = METHOD_NAMES.get(cmp["kind"], cmp["method"])
+    t = next((x for x in tests if x["model"] == "tuned" and {x["method_a"], x["method_b"]} == {ours["method"], cmp["method"]}),
+             None)
+    lo, hi = cmp["tokens_vs_reference_min"], cmp["tokens_vs_reference_max"]
+    matched = lo is not None and abs(lo - 1) <= TOLERANCE and abs(hi - 1) <= TOLERANCE
+    if lo is None:
+        cond = "at the budgets of experiment.baseline_budget (spend not recorded)"
+    elif matched:
+        cond = f"at equal completion tokens ({name} spent {lo:.0%}-{hi:.0%} of ours' per seed)"
+    else:
+        cond = f"at UNEQUAL completion tokens ({name} spent {lo:.0%}-{hi:.0%} of ours' per seed)"
+    p = None if t is None else t["p"]
+    sentence = (f"{cond[0].upper()}{cond[1:]}, ours recovers {_pct(ours['recall'])} "
+                f"[{_pct(ours['recall_ci_low'])}, {_pct(ours['recall_ci_high'])}] of the planted canaries vs {name} "
+                f"{_pct(cmp['recall'])} [{_pct(cmp['recall_ci_low'])}, {_pct(cmp['recall_ci_high'])}] "
+                f"({ours['planted']} canaries x {ours['seeds']} seed{'s' if ours['seeds'] != 1 else ''}, tuned model), "
+                f"p = {'n/a' if p is None else f'{p:.3g}'} (exact paired sign-flip test over canaries).")
+    change = []
+    if t is not None:
+        diff = t["cells_a"] - t["cells_b"] if t["method_a"] == ours["method"] else t["cells_b"] - t["cells_a"]
+        if p is not None and p < ALPHA:
+            change.append(f"The difference is significant at {ALPHA:.0%}; {abs(diff) + 1} more (canary, seed) cells "
+                          f"recovered by {'%s alone' % name if diff > 0 else 'ours alone'} would reverse the order.")
+        else:
+            change.append(f"The difference ({diff:+d} cells of {ours['cells']}) is not significant at {ALPHA:.0%}: "
+                          f"{t['discordant_canaries']} of {ours['planted']} canaries differ between the two; more "
+                          f"canaries or seeds (narrower intervals) could separate them"
+                          + (", and one more cell for either side breaks the tie." if diff == 0 else
+                             f"; {abs(diff) + 1} more cells for the other side would reverse the order."))
+    short = [m for m in tuned if m["stop"] and "max_responses" in m["stop"]]
+    if short:
+        change.append("Runs that hit baseline_max_responses before reaching ours' tokens (a higher cap gives them "
+                      "more budget): " + ", ".join(f"{m['method']} ({m['stop']})" for m in short) + ".")
+    elif matched:
+        change.append(f"Every token-matched run reached ours' completion tokens (stop rule of testleak/equalcost.py).")
+    if memorized:
+        change.append("Recall is bounded by what the fine-tune memorized (greedy completion from the canary's prefix), "
+                      "per duplication level: " + ", ".join(f"{k} cop{'y' if str(k) == '1' else 'ies'} {_pct(v)}"
+                                                         for k, v in memorized.items())
+                      + "; a stronger fine-tune raises every method's ceiling and may change the gap.")
+    bad = sum(c["false_recoveries"] for c in control)
+    change.append(f"The control model recovered {bad} (canary, seed) cells"
+                  + (" (must be 0): the comparison is void until that bug is fixed." if bad else
+                     "; any false recovery there would void the comparison."))
+    return sentence, change
+
+
 def build_report(results: Sequence[Mapping], truth: Sequence[Mapping], out_dir, metrics_path,
                  finetune: Mapping | None = None, memorization: Sequence[Mapping] | None = None,
                  bands: Sequence[float] = (2, 5, 8)) -> dict:
-    """``results``: [{run, model, key, method, variant, seconds, recall: run_recall(...)}];
-    ``memorization``: the finetune stage's rows (canary_id, exposure, exposure_control, memorized);
-    ``bands``: exposure band edges in bits."""
+    """``results``: [{run, model, key, seed, method, variant, recall: run_recall(...), spend, budget,
+    reference}] (one per run, i.e. per method and seed); ``memorization``: the finetune stage's rows
+    (canary_id, exposure, exposure_control, memorized); ``bands``: exposure band edges in bits."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    for stale in ("recall_curves.png",):            # replaced by recall_vs_tokens.png
+        (out / stale).unlink(missing_ok=True)
     by_id = {t["id"]: t for t in truth}
     summary, attr_rows, curve_rows, bugs = [], [], [], []
     for r in results:
         rc = r["recall"]
-        summary.append({"run": r["run"], "model": r["model"], "method": r["method"], "variant": r["variant"],
+        b = r.get("budget") or {}
+        summary.append({"run": r["run"], "model": r["model"], "method": _key(r), "seed": r.get("seed", 0),
+                        "kind": r["method"], "variant": r["variant"],
                         "responses": rc["responses"], "responses_ok": rc["responses_ok"],
-                        # the run's budget (calls, prompt and completion tokens of its responses)
+                        # the run's budget (calls, prompt and completion tokens of its responses) and why it stopped
                         **{k: (r.get("spend") or {}).get(k) for k in ("calls", "prompt_tokens", "completion_tokens")},
+                        "target_completion_tokens": b.get("target_completion_tokens"),
+                        "stop": b.get("stop") or ("reference" if r.get("reference") else "own size"),
                         "candidates": rc["candidates"], "planted": rc["planted"],
                         "recovered": len(rc["recovered"]), "recall": round(rc["recall"], 4),
-                        **_recall_ci(rc["recovered"], truth),
+                        **_ci(np.array([[1 if t["id"] in rc["recovered"] else 0] for t in truth]).reshape(len(truth), 1)),
                         "confirmed": len(rc["confirmed_ids"]), "confirmed_recall": round(rc["confirmed_recall"], 4),
                         "confirmed_non_canary": rc["confirmed_non_canary"],
                         "confirmed_non_canary_in_corpus": rc["confirmed_non_canary_in_corpus"]})
@@ -64,12 +284,25 @@ def build_report(results: Sequence[Mapping], truth: Sequence[Mapping], out_dir, 
             for cid in rc["recovered"]:
                 bugs.append({"run": r["run"], "canary_id": cid, "attribute": by_id[cid]["attribute"],
                              "value": mask(by_id[cid]["value"])})
+    methods = method_rows(results, truth)
+    tests = method_tests(results, truth)
+    tok_rows = token_curves(results, truth)
+    control = control_rows(results, truth)
     _csv(out / "recall.csv", summary)
+    _csv(out / "methods.csv", methods)
     _csv(out / "by_attribute.csv", attr_rows)
     _csv(out / "curves.csv", curve_rows)
-    png = out / "recall_curves.png"
-    _plot(results, png)
-    lines = ["# Canary calibration: recall against planted ground truth", ""]
+    _csv(out / "recall_vs_tokens.csv", tok_rows)
+    _csv(out / "paired_tests.csv", tests)
+    _csv(out / "control.csv", control)
+    _plot(tok_rows, out / "recall_vs_tokens.png")
+    mem = {m["canary_id"]: m for m in memorization or []}
+    levels = sorted({t.get("duplication", 1) for t in truth})
+    mem_by_level = ({str(k): sum(1 for t in truth if t.get("duplication", 1) == k and (mem.get(t["id"]) or {}).get("memorized"))
+                     / max(1, sum(1 for t in truth if t.get("duplication", 1) == k)) for k in levels} if mem else None)
+    sentence, change = headline(methods, tests, control, mem_by_level)
+    lines = ["# Canary calibration: recall against planted ground truth", "", f"**Answer.** {sentence}", "",
+             "What would change it:", ""] + [f"- {c}" for c in change] + [""]
     if bugs:
         lines += ["**BUG: the untuned control model 'recovered' canaries it never saw.** The planted values "
                   "are supposed to be absent from everything the base model was trained on; check the matcher, "
@@ -81,16 +314,46 @@ def build_report(results: Sequence[Mapping], truth: Sequence[Mapping], out_dir, 
         lines += [f"Fine-tune: {finetune.get('canaries')} canaries, {finetune.get('steps')} steps, memorized "
                   f"(greedy completion from own prefix) before {finetune.get('memorized_before', 0):.0%}, "
                   f"after {finetune.get('memorized_after', 0):.0%}.", ""]
-    lines += ["| run | model | method | variant | responses | budget: calls / prompt / completion tokens | candidates | "
-              "recovered | recall [95 % CI] | confirmed | confirmed non-canary (of them in the untouched corpus) |",
-              "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines += ["## Methods (recall over canaries x seeds, 95 % two-way bootstrap interval)", "",
+              "| model | method | variant | seeds | recovered cells | recall [95 % CI] | canaries recovered in any seed | "
+              "mean calls / prompt / completion tokens per seed | completion tokens vs ours (min-max over seeds) | stop |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
+    for m in methods:
+        spend = " / ".join("-" if m[f"mean_{k}"] is None else f"{m[f'mean_{k}']:g}"
+                           for k in ("calls", "prompt_tokens", "completion_tokens"))
+        ratio = ("-" if m["tokens_vs_reference_min"] is None else
+                 f"{m['tokens_vs_reference_min']:.0%}-{m['tokens_vs_reference_max']:.0%}")
+        lines.append(f"| {m['model']} | {m['method']} | {m['variant']} | {m['seeds']} | {m['recovered_cells']}/{m['cells']} | "
+                     f"{m['recall']:.1%} [{m['recall_ci_low']:.1%}, {m['recall_ci_high']:.1%}] | "
+                     f"{m['recovered_any_seed']}/{m['planted']} | {spend} | {ratio} | {m['stop']} |")
+    if tests:
+        lines += ["", "## Paired tests (same canaries and seeds)", "",
+                  "p: exact paired sign-flip test over canaries (statistic: sum over canaries of cells recovered by A "
+                  "minus by B); p McNemar: exact McNemar on recovered in any seed (only canaries recovered by exactly "
+                  "one of the two count). Two-sided.", "",
+                  "| model | method A | method B | seeds | recall A | recall B | discordant canaries | T | p | "
+                  "any seed: both / only A / only B / neither | p McNemar |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+        lines += [f"| {q['model']} | {q['method_a']} | {q['method_b']} | {q['seeds']} | {q['recall_a']:.1%} | "
+                  f"{q['recall_b']:.1%} | {q['discordant_canaries']} | {q['t']} | {q['p']:.4g} | {q['any_both']} / "
+                  f"{q['any_only_a']} / {q['any_only_b']} / {q['any_neither']} | {q['p_mcnemar_any_seed']:.4g} |"
+                  for q in tests]
+    if control:
+        lines += ["", "## False recoveries on the control model (untuned: every recovery is false)", "",
+                  "| method | seeds | false (canary, seed) cells | canaries | rate [95 % CI] |", "|---|---|---|---|---|"]
+        lines += [f"| {c['method']} | {c['seeds']} | {c['false_recoveries']}/{c['cells']} | {c['canaries']} | "
+                  f"{c['rate']:.1%} [{c['rate_ci_low']:.1%}, {c['rate_ci_high']:.1%}] |" for c in control]
+    lines += ["", "## Runs (one per method and seed)", "",
+              "| run | model | method | seed | responses | calls / prompt / completion tokens | target tokens | stop | "
+              "candidates | recovered | recall [95 % CI] | confirmed | confirmed non-canary (of them in the untouched corpus) |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for s in summary:
         budget = " / ".join("-" if s[k] is None else str(s[k]) for k in ("calls", "prompt_tokens", "completion_tokens"))
-        lines.append(f"| {s['run']} | {s['model']} | {s['method']} | {s['variant']} | {s['responses']} | {budget} | "
+        lines.append(f"| {s['run']} | {s['model']} | {s['method']} | {s['seed']} | {s['responses']} | {budget} | "
+                     f"{'-' if s['target_completion_tokens'] is None else s['target_completion_tokens']} | {s['stop']} | "
                      f"{s['candidates']} | {s['recovered']}/{s['planted']} | {s['recall']:.1%} "
                      f"[{s['recall_ci_low']:.1%}, {s['recall_ci_high']:.1%}] | {s['confirmed']} | "
                      f"{s['confirmed_non_canary']} ({s['confirmed_non_canary_in_corpus']}) |")
-    mem = {m["canary_id"]: m for m in memorization or []}
     dup_rows = group_recall(results, truth, lambda r, t: t.get("duplication", 1), "duplication")
     for row in dup_rows:
         ids = [t["id"] for t in truth if t.get("duplication", 1) == row["duplication"]]
@@ -102,8 +365,9 @@ def build_report(results: Sequence[Mapping], truth: Sequence[Mapping], out_dir, 
             (mem.get(t["id"]) or {}).get("exposure" if r["model"] == "tuned" else "exposure_control"), bands),
             "exposure_band", order=band_labels(bands) + ["n/a"])
     _csv(out / "by_exposure.csv", exp_rows)
-    lines += ["", "Recall per duplication level (copies of each canary in the corpus; recovered/planted, recall "
-              "[95 % CI]; memorized = greedy completion from the canary's own prefix after fine-tuning):", ""]
+    lines += ["", "Recall per duplication level (copies of each canary in the corpus; recovered/planted (canary, seed) "
+              "cells, recall [95 % CI]; memorized = greedy completion from the canary's own prefix after fine-tuning, "
+              "canaries):", ""]
     lines += _group_table(dup_rows, "duplication", extra="memorized")
     if mem:
         lines += ["", f"Recall per exposure band (bits; exposure under the model the run probed, "
@@ -111,72 +375,77 @@ def build_report(results: Sequence[Mapping], truth: Sequence[Mapping], out_dir, 
         lines += _group_table(exp_rows, "exposure_band")
         lines += ["", "Exposure per duplication level (mean bits, tuned vs control model):", "",
                   "| duplication | canaries | exposure tuned | exposure control |", "|---|---|---|---|"]
-        for k in sorted({t.get("duplication", 1) for t in truth}):
+        for k in levels:
             ms = [mem[t["id"]] for t in truth if t.get("duplication", 1) == k and t["id"] in mem]
             lines.append(f"| {k} | {len(ms)} | {_avg(m['exposure'] for m in ms)} | "
                          f"{_avg(m['exposure_control'] for m in ms)} |")
-    pairs = paired_tests(results, truth)
-    _csv(out / "paired_tests.csv", pairs)
-    if pairs:
-        lines += ["", "Paired comparisons on the same canaries (exact McNemar: only canaries recovered by exactly one "
-                  "of the two runs count; two-sided p):", "",
-                  "| model | run A | run B | both | only A | only B | neither | p |", "|---|---|---|---|---|---|---|---|"]
-        lines += [f"| {q['model']} | {q['run_a']} | {q['run_b']} | {q['both']} | {q['only_a']} | {q['only_b']} | "
-                  f"{q['neither']} | {q['p']:.4g} |" for q in pairs]
-    lines += ["", "Per attribute: `by_attribute.csv`; recall after i responses: `curves.csv`, `recall_curves.png`.",
-              "Recall interval: 95 % percentile bootstrap over the planted canaries (9,999 resamples, seed 0; "
-              "testleak/metrics/stats.py). One elicitation seed: the interval covers canary sampling only.",
+    lines += ["", "Recall vs completion tokens with 95 % bands: `recall_vs_tokens.csv`, `recall_vs_tokens.png`; "
+              "per attribute: `by_attribute.csv`; recall after i responses per run: `curves.csv`.",
+              "Intervals: 95 % percentile two-way bootstrap, canaries and seeds resampled independently (9,999 "
+              "resamples, seed 0; testleak/metrics/stats.py); per-run rows: canaries only.",
+              "Equal tokens: per model and seed, every run but ours matches ours' completion tokens "
+              "(experiment.baseline_budget: match_ours, testleak/equalcost.py), capped at baseline_max_responses.",
               "Recall: a candidate equal to or containing the canary (also after removing spaces, dashes, dots and "
               "parentheses); confirmed: that candidate passed judge, local-index window and review (auto).",
               "Confirmed non-canary: confirmed values that match no canary, e.g. other synthetic fields of a planted "
               "snippet (memorized with it) or real values of the untouched corpus (counted in parentheses)."]
     (out / "canary.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    for s in summary:
-        s_dup = {str(r["duplication"]): r["recall"] for r in dup_rows if r["run"] == s["run"]}
-        s_exp = {r["exposure_band"]: r["recall"] for r in exp_rows if r["run"] == s["run"]}
-        s["_groups"] = {"recall_by_duplication": s_dup, "recall_by_exposure_band": s_exp}
-    metrics = {"runs": {s["run"]: {**{k: v for k, v in s.items() if k not in ("run", "_groups")}, **s["_groups"]}
-                        for s in summary},
-               "control_bugs": len(bugs), "planted": len(truth)}
+    groups: dict = {}
+    for m in methods:
+        k = f"{m['model']}/{m['method']}"
+        groups[k] = {**{c: v for c, v in m.items() if c not in ("model", "method")},
+                     "recall_by_duplication": {str(r["duplication"]): r["recall"] for r in dup_rows
+                                               if r["model"] == m["model"] and r["method"] == m["method"]},
+                     "recall_by_exposure_band": {r["exposure_band"]: r["recall"] for r in exp_rows
+                                                 if r["model"] == m["model"] and r["method"] == m["method"]}}
+    metrics = {"answer": sentence, "methods": groups,
+               "runs": {s["run"]: {k: v for k, v in s.items() if k != "run"} for s in summary},
+               "tests": {f"{q['model']}/{q['method_a']}~{q['method_b']}": {"p": q["p"],
+                                                                            "p_mcnemar_any_seed": q["p_mcnemar_any_seed"]}
+                         for q in tests},
+               "control_bugs": len(bugs), "planted": len(truth),
+               "seeds": sorted({r.get("seed", 0) for r in results})}
     write_json(metrics_path, metrics)
-    return {"summary": summary, "bugs": bugs, "files": sorted(p.name for p in out.iterdir())}
+    return {"summary": summary, "methods": methods, "tests": tests, "control": control, "answer": sentence,
+            "change": change, "bugs": bugs, "files": sorted(p.name for p in out.iterdir())}
 
 
 def group_recall(results: Sequence[Mapping], truth: Sequence[Mapping], group_of, column: str,
                  order: Sequence | None = None) -> list[dict]:
-    """Recall of every run within each group of canaries: ``group_of(result, canary)`` names the
-    canary's group (it may depend on the run, e.g. the exposure under the run's model). One row
-    per (run, non-empty group): planted, recovered, recall and its bootstrap interval."""
+    """Recall of every method (model, key; over its seeds) within each group of canaries:
+    ``group_of(result, canary)`` names the canary's group (it may depend on the model, e.g. the
+    exposure under the run's model). One row per (method, non-empty group): planted canaries,
+    recovered and total (canary, seed) cells, recall and its two-way bootstrap interval."""
     rows = []
-    for r in results:
-        got = set(r["recall"]["recovered"])
+    for model, key in methods_of(results):
+        runs = [r for r in results if r["model"] == model and _key(r) == key]
+        m = recovered_matrix(results, truth, model, key)
         groups: dict = {}
-        for t in truth:
-            groups.setdefault(group_of(r, t), []).append(t)
+        for i, t in enumerate(truth):
+            groups.setdefault(group_of(runs[0], t), []).append(i)
         keys = [g for g in order if g in groups] if order is not None else sorted(groups)
         for g in keys:
-            ts = groups[g]
-            k = sum(1 for t in ts if t["id"] in got)
-            rows.append({"run": r["run"], "model": r["model"], "method": r["method"], "variant": r["variant"],
-                         column: g, "planted": len(ts), "recovered": k, "recall": round(k / len(ts), 4),
-                         **_recall_ci([t["id"] for t in ts if t["id"] in got], ts)})
+            sub = m[groups[g], :]
+            rows.append({"model": model, "method": key, "variant": runs[0]["variant"], column: g,
+                         "planted": len(groups[g]), "seeds": sub.shape[1], "cells": sub.size,
+                         "recovered": int(sub.sum()), "recall": round(float(sub.mean()), 4), **_ci(sub)})
     return rows
 
 
 def _group_table(rows: Sequence[Mapping], column: str, extra: str | None = None) -> list[str]:
-    """Markdown: one row per run, one column per group value."""
+    """Markdown: one row per method, one column per group value."""
     groups = list(dict.fromkeys(r[column] for r in rows))
-    runs = list(dict.fromkeys((r["run"], r["model"]) for r in rows))
-    cell = {(r["run"], r["model"], r[column]): r for r in rows}
-    out = ["| run | model | " + " | ".join(f"{column} {g}" for g in groups) + " |",
+    ms = list(dict.fromkeys((r["method"], r["model"]) for r in rows))
+    cell = {(r["method"], r["model"], r[column]): r for r in rows}
+    out = ["| method | model | " + " | ".join(f"{column} {g}" for g in groups) + " |",
            "|---|---|" + "---|" * len(groups)]
-    for run, model in runs:
+    for key, model in ms:
         cells = []
         for g in groups:
-            c = cell.get((run, model, g))
-            cells.append("" if c is None else f"{c['recovered']}/{c['planted']} {c['recall']:.0%} "
+            c = cell.get((key, model, g))
+            cells.append("" if c is None else f"{c['recovered']}/{c['cells']} {c['recall']:.0%} "
                          f"[{c['recall_ci_low']:.0%}, {c['recall_ci_high']:.0%}]")
-        out.append(f"| {run} | {model} | " + " | ".join(cells) + " |")
+        out.append(f"| {key} | {model} | " + " | ".join(cells) + " |")
     if extra and rows and rows[0].get(extra) != "":
         first = {}
         for r in rows:
@@ -197,40 +466,23 @@ def _exposure_note(memorization: Sequence[Mapping]) -> str:
     return f"rank of the canary among {size} of the same generator, exposure = log2(candidates) - log2(rank)"
 
 
-def _recall_ci(recovered: Sequence[str], truth: Sequence[Mapping]) -> dict:
-    got = set(recovered)
-    low, high = bootstrap_ci([1.0 if t["id"] in got else 0.0 for t in truth])
-    return {"recall_ci_low": round(low, 4), "recall_ci_high": round(high, 4)}
-
-
-def paired_tests(results: Sequence[Mapping], truth: Sequence[Mapping]) -> list[dict]:
-    """Exact McNemar test for every pair of runs on the same model, on the planted canaries."""
-    ids = [t["id"] for t in truth]
-    out = []
-    for i, ra in enumerate(results):
-        for rb in results[i + 1:]:
-            if ra["model"] != rb["model"]:
-                continue
-            t = mcnemar_exact(ra["recall"]["recovered"], rb["recall"]["recovered"], ids)
-            out.append({"model": ra["model"], "run_a": ra["run"], "run_b": rb["run"], **t, "p": round(t["p"], 6)})
-    return out
-
-
-def _plot(results: Sequence[Mapping], path: Path) -> None:
+def _plot(rows: Sequence[Mapping], path: Path) -> None:
+    """Recall vs completion tokens per method with its 95 % band (tuned: solid, control: dotted)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.5, 4))
-    for r in results:
-        c = r["recall"]["curve"]
-        if not c:
-            continue
-        ax.step([p["responses"] for p in c], [p["recall"] for p in c], where="post",
-                linestyle="-" if r["model"] == "tuned" else ":", label=r["run"].removeprefix("canary_"))
-    ax.set_xlabel("LLM responses spent")
-    ax.set_ylabel("canary recall")
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for model, key in dict.fromkeys((r["model"], r["method"]) for r in rows):
+        pts = [r for r in rows if r["model"] == model and r["method"] == key]
+        x = [p["completion_tokens"] for p in pts]
+        line, = ax.step(x, [p["recall"] for p in pts], where="post", linestyle="-" if model == "tuned" else ":",
+                        label=f"{key} ({model})")
+        ax.fill_between(x, [p["recall_ci_low"] for p in pts], [p["recall_ci_high"] for p in pts], step="post",
+                        alpha=0.15, color=line.get_color())
+    ax.set_xlabel("completion tokens spent (per seed)")
+    ax.set_ylabel("canary recall (canaries x seeds)")
     ax.set_ylim(0, 1.02)
     ax.legend(fontsize=7)
     fig.tight_layout()

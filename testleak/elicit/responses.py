@@ -17,6 +17,16 @@ values of the function's privacy fields instead of unit tests.  Turn 1 uses samp
 in every run, so runs that differ only in turn 2 (rounds, no_fl, no_tg) share their code
 turn through the gateway cache, which makes the comparison paired.
 
+Elicitation seed (``experiment.runs.RUN.elicitation_seed``, default 0; the canary calibration
+repeats every run per seed of ``canary.seeds``): it shifts the rng seed of the hints and of the
+baselines' prompt plans and mutations (``ElicitSettings.seed``) and the sample index of every
+request (the gateway's ``seed``, :data:`testleak.llm.gateway.SEED_STRIDE`), so each seed draws
+other samples; seed 0 is the run without one.
+
+Under a token budget (:func:`elicit_budgeted`, the canary calibration's ``match_ours`` for the
+ablations of ours) the questions are asked round after round, round r with sample index r,
+until the completion tokens reach the target (:class:`testleak.equalcost.ResponseBudget`).
+
 Every question yields exactly one record; failures are records too: ``error`` (gateway
 error, in either turn), ``refused`` (:func:`~.refusal.detect_refusal`), ``no_code`` (no
 code block, or no unit that handles a privacy field).  Questions are pipelined through
@@ -37,8 +47,10 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator, Mapping
 
 from ..config import ablation_config, run_model, run_spec
+from ..equalcost import response_completion_tokens
 from ..errors import ConfigError
 from ..library import sample_hints
+from ..llm.gateway import SEED_STRIDE
 from ..taxonomy import Taxonomy
 from .code import extract_code_blocks
 from .functions import find_units, select_functions
@@ -68,7 +80,7 @@ class ElicitSettings:
     library: str
     variant: str
     model: str
-    seed: int
+    seed: int                  # rng seed of hints and baselines: params.seed + SEED_STRIDE * elicitation_seed
     tests_per_function: int
     functions_per_response: int | None  # None: all of G(c) (`functions_per_response: all`)
     n_templates: int
@@ -76,6 +88,7 @@ class ElicitSettings:
     scenario_questions: bool
     library_hints: bool
     test_generation: bool
+    elicitation_seed: int = 0  # experiment.runs.RUN.elicitation_seed (the gateway's seed)
 
     @classmethod
     def from_params(cls, params, run: str) -> "ElicitSettings":
@@ -87,16 +100,19 @@ class ElicitSettings:
         # one `dvc repro`); hand-written params without them fall back to the `ablation` group.
         abl = ablation_config(_get(spec, "ablation", None) or _get(params, "ablation", {}) or {})
         hints = _get(exp, "hints_per_attribute", {}) or {}
+        eseed = _get(spec, "elicitation_seed", 0)
+        if isinstance(eseed, bool) or not isinstance(eseed, int) or eseed < 0:
+            raise ConfigError(f"experiment.runs.{run}.elicitation_seed = {eseed!r}: expected an integer >= 0")
         s = cls(
             run=run, method=method, round=int(_get(spec, "round", 0)), library=str(_get(spec, "library", "prior")),
             variant=str(_get(abl, "name", "none")) if method == "ours" else "none",
-            model=str(_get(run_model(params, run), "name", "?")), seed=int(_get(params, "seed", 0)),
+            model=str(_get(run_model(params, run), "name", "?")), seed=int(_get(params, "seed", 0)) + SEED_STRIDE * eseed,
             tests_per_function=int(_get(exp, "tests_per_function", 10)),
             functions_per_response=_functions_per_response(_get(exp, "functions_per_response", 1)),
             n_templates=int(_get(hints, "templates", 0)), n_fragments=int(_get(hints, "fragments", 0)),
             scenario_questions=bool(_get(abl, "scenario_questions", True)),
             library_hints=bool(_get(abl, "library_hints", True)),
-            test_generation=bool(_get(abl, "test_generation", True)),
+            test_generation=bool(_get(abl, "test_generation", True)), elicitation_seed=eseed,
         )
         if s.tests_per_function < 1:
             raise ConfigError(f"experiment.tests_per_function={s.tests_per_function}: must be >= 1")
@@ -149,9 +165,9 @@ def _turn(messages: list, c) -> dict:
     return {"messages": messages, **d}
 
 
-def _base_record(settings: ElicitSettings, q: dict) -> dict:
+def _base_record(settings: ElicitSettings, q: dict, sample: int = 0) -> dict:
     return {
-        "id": response_id(settings.run, q["id"]),
+        "id": response_id(settings.run, q["id"] if not sample else f"{q['id']}#{sample}"),
         "run": settings.run,
         "question_id": q["id"],
         "scenario": q.get("scenario"),
@@ -161,6 +177,7 @@ def _base_record(settings: ElicitSettings, q: dict) -> dict:
         "variant": settings.variant,
         "model": settings.model,
         "round": settings.round,
+        "sample": sample,
         "turn1": None,
         "functions": [],
         "turn2": None,
@@ -174,16 +191,17 @@ def _base_record(settings: ElicitSettings, q: dict) -> dict:
 
 
 def _answer(q: dict, settings: ElicitSettings, taxonomy: Taxonomy, gw, library: Mapping | None,
-            extra: dict, worker=None) -> dict:
-    """Both turns for one question: the response record (any status). ``worker``: the
-    worker threads' local state, whose ``index`` (0 .. concurrency - 1) names the server slot
-    both turns are pinned to (:meth:`Gateway.server_slot`); None: the server chooses."""
+            extra: dict, sample: int = 0, worker=None) -> dict:
+    """Both turns for one question (sample index ``sample`` of both requests): the response
+    record (any status). ``worker``: the worker threads' local state, whose ``index``
+    (0 .. concurrency - 1) names the server slot both turns are pinned to
+    (:meth:`Gateway.server_slot`); None: the server chooses."""
     if worker is not None:
         extra = {**extra, "slot": getattr(worker, "index", None)}
-    rec = _base_record(settings, q)
+    rec = _base_record(settings, q, sample)
     title = taxonomy.scenario(q["scenario"]).title if settings.scenario_questions and q.get("scenario") else None
     m = [{"role": "user", "content": code_prompt(q["text"], title)}]
-    c = gw.chat(m, 0, purpose="code turn", **extra)
+    c = gw.chat(m, sample, purpose="code turn", **extra)
     rec["turn1"] = _turn(m, c)
     rec["prompt_text"] = prompt_text(m)
     if c.status != "ok":
@@ -212,7 +230,7 @@ def _answer(q: dict, settings: ElicitSettings, taxonomy: Taxonomy, gw, library: 
                          attributes=attrs, test_generation=settings.test_generation)
     m2 = turn2_messages(m, rec["functions"], user2)
     rec["prompt_text"] = prompt_text(m2)
-    c = gw.chat(m2, 0, purpose="test turn", **extra)
+    c = gw.chat(m2, sample, purpose="test turn", **extra)
     rec["turn2"] = _turn(m2, c)
     if c.status != "ok":
         rec["status"], rec["error"] = "error", f"turn 2: {c.error_kind or 'error'}: {c.error}"
@@ -227,7 +245,7 @@ def _answer(q: dict, settings: ElicitSettings, taxonomy: Taxonomy, gw, library: 
 
 
 def elicit(questions: list[dict], settings: ElicitSettings, taxonomy: Taxonomy, gw, library: Mapping | None = None,
-           *, params: dict | None = None) -> Iterator[dict]:
+           *, params: dict | None = None, samples: list[int] | None = None) -> Iterator[dict]:
     """Run the two-turn interaction for each question; yield one response record per
     question (untagged), in question order.
 
@@ -253,8 +271,9 @@ def elicit(questions: list[dict], settings: ElicitSettings, taxonomy: Taxonomy, 
 
     ex = ThreadPoolExecutor(max_workers=conc, thread_name_prefix=f"elicit-{settings.run}", initializer=name_worker)
     pinned = getattr(gw, "server_slot", lambda _: None)(0) is not None
-    futures = [ex.submit(_answer, q, settings, taxonomy, gw, library, extra, worker if pinned else None)
-               for q in questions]
+    samples = list(samples) if samples is not None else [0] * len(questions)
+    futures = [ex.submit(_answer, q, settings, taxonomy, gw, library, extra, k, worker if pinned else None)
+               for q, k in zip(questions, samples, strict=True)]
     bar = tqdm(total=len(futures), desc=f"{settings.run}: questions", unit="q", leave=False,
                disable=getattr(gw, "show_progress", None) is False)
     try:
@@ -264,3 +283,27 @@ def elicit(questions: list[dict], settings: ElicitSettings, taxonomy: Taxonomy, 
     finally:
         bar.close()
         ex.shutdown(wait=True, cancel_futures=True)
+
+
+def elicit_budgeted(questions: list[dict], settings: ElicitSettings, taxonomy: Taxonomy, gw, budget,
+                    library: Mapping | None = None) -> Iterator[dict]:
+    """:func:`elicit` under a :class:`testleak.equalcost.ResponseBudget` (a token target): the
+    questions in order, then again with sample index 1, 2, ... (other samples of the same
+    requests), in batches of the budget's allowance, until it says stop. Every response issued is
+    yielded; a response's tokens are those of both turns (:func:`testleak.equalcost.response_completion_tokens`)."""
+    if not questions:
+        return
+    if budget.max_tokens_per_response is None:
+        mt = (gw.sampling() or {}).get("max_tokens") if hasattr(gw, "sampling") else None
+        if mt:
+            budget.max_tokens_per_response = 2 * int(mt)      # two turns per response
+    i = 0
+    while True:
+        n = budget.allowance()
+        if n <= 0:
+            return
+        batch = [(questions[(i + j) % len(questions)], (i + j) // len(questions)) for j in range(n)]
+        i += n
+        recs = list(elicit([q for q, _ in batch], settings, taxonomy, gw, library, samples=[k for _, k in batch]))
+        budget.record([response_completion_tokens(r) for r in recs])
+        yield from recs

@@ -12,6 +12,10 @@ API-key environment variable and default sampling. The gateway gives:
   401/403/404, which raise an error naming the env var or model to fix;
 - an on-disk cache keyed by model, messages, sampling parameters and sample index, so a
   rerun or a resumed stage makes zero repeated calls (only successes are cached);
+- an *elicitation seed* (``seed``, default 0): a repetition of the same experiment draws other
+  samples of every request. The effective sample index is ``sample + SEED_STRIDE * seed``; it
+  enters the cache key and, for the local server, the sampling seed, so seed 0 keeps the keys
+  of a gateway without one and two seeds never share an answer;
 - identical requests in one :meth:`Gateway.chat_many` batch (same cache key) sent once,
   the duplicates sharing the answer;
 - the spend of the answers used and the experiment's spending cap (``budget``): a request
@@ -44,6 +48,7 @@ from ..net import (CallLog, GiveUp, JsonCache, RateLimiter, Retryable, RetryPoli
                    mask_urls_in_text, retry_after, transport_error)
 
 PROVIDERS = ("local", "openai")
+SEED_STRIDE = 1_000_000     # sample indices per elicitation seed (no method draws that many samples of one request)
 LOCAL_API_KEY = "sk-local-no-key"
 
 
@@ -106,8 +111,11 @@ class Gateway:
                  models_dir: str | os.PathLike | None = None, backoff_base: float = 1.0,
                  backoff_max: float = 60.0, show_progress: bool | None = None,
                  echo: Callable[[str], None] | None = None, attribution: Mapping | None = None,
-                 budget: Mapping | None = None):
+                 budget: Mapping | None = None, seed: int = 0):
         self.cfg = _to_dict(model_cfg)
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise ConfigError(f"elicitation seed {seed!r}: expected an integer >= 0")
+        self.seed = seed
         self.name = self.cfg.get("name", "?")
         provider = self.cfg.get("provider")
         if provider not in PROVIDERS:
@@ -292,9 +300,10 @@ class Gateway:
 
     def _prepare(self, req: ChatRequest, purpose: str | None = None) -> tuple[str, list, dict, str | None]:
         params = self.sampling(req.params)
+        sample = int(req.sample) + SEED_STRIDE * self.seed   # the elicitation seed (module docstring)
         if self.provider == "local" and "seed" not in params:
-            params["seed"] = int(req.sample)
-        key = cache_key(self.identity, req.messages, params, req.sample)
+            params["seed"] = sample
+        key = cache_key(self.identity, req.messages, params, sample)
         return key, req.messages, params, req.purpose or purpose
 
     def _one(self, key: str, messages: list, params: dict, purpose: str | None = None,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from ..equalcost import response_completion_tokens  # noqa: F401  (re-exported: one home, testleak.equalcost)
 from .rates import ratio
 
 PER_TOKENS = 1000   # confirmed per 1,000 completion tokens
@@ -42,15 +43,6 @@ def efficiency(confirmed: int, responses_stats: Mapping | None) -> dict:
 def _per(n: int, spent: int, unit: int) -> float | None:
     r = ratio(n, spent)
     return None if not spent or r is None else round(r * unit, 6)
-
-
-def response_completion_tokens(response: Mapping) -> int:
-    """Completion tokens of one response record over its LLM turns (``turn1``, ``turn2``)."""
-    total = 0
-    for turn in ("turn1", "turn2"):
-        usage = ((response.get(turn) or {}).get("usage") or {})
-        total += int(usage.get("completion_tokens") or 0)
-    return total
 
 
 __all__ = ["PER_TOKENS", "PER_CALLS", "spend_of", "efficiency", "response_completion_tokens"]

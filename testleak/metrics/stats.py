@@ -8,6 +8,15 @@ estimates only): one home for the statistics that rank methods on the same units
 - :func:`mcnemar_exact`: the exact (binomial) McNemar test of two methods on the same units:
   only the discordant units count (recovered by one method and not the other); two-sided
   p = P(X <= min(b, c)) * 2 under Binomial(b + c, 1/2), capped at 1.
+- :func:`cluster_bootstrap_ci`: percentile bootstrap of a mean over a units x seeds matrix
+  (canaries x elicitation seeds), resampling units and seeds independently with replacement
+  (a two-way, crossed bootstrap: both the canary sample and the seed sample vary), optionally
+  for a stack of such matrices at once with the same resamples (curve bands).
+- :func:`paired_permutation_test`: the exact paired sign-flip test of two methods over units
+  observed under several seeds: the statistic is the sum over units of the seed-mean
+  difference; under H0 (exchangeable methods within a unit) each unit's difference flips sign
+  with probability 1/2, and the null distribution is enumerated exactly. With one seed it is
+  the exact McNemar test.
 """
 
 from __future__ import annotations
@@ -56,4 +65,65 @@ def mcnemar_exact(a: Iterable, b: Iterable, units: Iterable) -> dict:
             "neither": len(units - a - b), "p": p}
 
 
-__all__ = ["bootstrap_ci", "mcnemar_exact", "wilson_ci"]
+def cluster_bootstrap_ci(values, level: float = 0.95, n_resamples: int = 9999,
+                         seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile interval of the mean of ``values`` (shape ``(..., units, seeds)``) under the
+    two-way bootstrap: each resample draws ``units`` units and ``seeds`` seeds with replacement,
+    independently, and takes the mean over the drawn cells (a unit drawn twice counts twice).
+    Leading axes (e.g. points of a curve) share the same resamples, so a quantity monotone
+    along them in every resample (recall after more tokens) has monotone bounds. Returns
+    ``(low, high)`` with the leading shape; a constant matrix has the degenerate interval
+    [v, v]; no units or no seeds gives nan. One seed: the canary bootstrap."""
+    x = np.asarray(values, dtype=float)
+    if x.ndim < 2:
+        raise ValueError("cluster_bootstrap_ci needs an array of shape (..., units, seeds)")
+    lead = x.shape[:-2]
+    n_u, n_s = x.shape[-2:]
+    if n_u == 0 or n_s == 0:
+        return np.full(lead, np.nan), np.full(lead, np.nan)
+    rng = np.random.default_rng(seed)
+    flat = x.reshape((-1, n_u, n_s))
+    lows, highs = [], []
+    # weights: how often each unit / seed is drawn in a resample (multinomial counts)
+    wu = rng.multinomial(n_u, np.full(n_u, 1.0 / n_u), size=n_resamples).astype(float)
+    ws = rng.multinomial(n_s, np.full(n_s, 1.0 / n_s), size=n_resamples).astype(float)
+    means = np.einsum("ru,gus,rs->gr", wu, flat, ws, optimize=True) / (n_u * n_s)
+    alpha = (1 - level) / 2
+    for g in range(flat.shape[0]):
+        if np.all(flat[g] == flat[g].flat[0]):
+            lows.append(float(flat[g].flat[0]))
+            highs.append(float(flat[g].flat[0]))
+            continue
+        lo, hi = np.quantile(means[g], [alpha, 1 - alpha])
+        lows.append(float(lo))
+        highs.append(float(hi))
+    return np.array(lows).reshape(lead), np.array(highs).reshape(lead)
+
+
+def paired_permutation_test(a, b) -> dict:
+    """Exact paired sign-flip test of methods A and B on the same units: ``a`` and ``b`` are
+    0/1 matrices (units x seeds, the same seeds for both). Per unit d = sum over seeds of
+    (a - b); the statistic T = sum of d; under H0 every d flips sign with probability 1/2
+    independently, and p = P(|T*| >= |T|) is computed exactly by convolution (two-sided).
+    Returns ``{"units", "seeds", "a", "b", "discordant_units", "t", "p"}`` (``a`` / ``b``: cells
+    recovered). With one seed this is the exact McNemar test (:func:`mcnemar_exact`)."""
+    xa, xb = np.asarray(a, dtype=int), np.asarray(b, dtype=int)
+    if xa.shape != xb.shape or xa.ndim != 2:
+        raise ValueError(f"paired_permutation_test needs two matrices of the same shape (units x seeds), "
+                         f"got {xa.shape} and {xb.shape}")
+    d = (xa - xb).sum(axis=1)
+    t = int(d.sum())
+    dist = {0: 1}                         # exact null distribution of T: sum -> number of sign patterns
+    for v in (abs(int(x)) for x in d if x != 0):
+        nxt: dict[int, int] = {}
+        for s, c in dist.items():
+            nxt[s + v] = nxt.get(s + v, 0) + c
+            nxt[s - v] = nxt.get(s - v, 0) + c
+        dist = nxt
+    total = sum(dist.values())
+    p = sum(c for s, c in dist.items() if abs(s) >= abs(t)) / total
+    return {"units": int(xa.shape[0]), "seeds": int(xa.shape[1]), "a": int(xa.sum()), "b": int(xb.sum()),
+            "discordant_units": int(np.count_nonzero(d)), "t": t, "p": min(1.0, float(p))}
+
+
+__all__ = ["bootstrap_ci", "cluster_bootstrap_ci", "mcnemar_exact", "paired_permutation_test", "wilson_ci"]
