@@ -268,16 +268,16 @@ def test_reference_model_ratio_ranks_the_targets_own_text_first(params, local_ga
 
 
 @pytest.mark.slow
-def test_blind_mi_generated_on_the_target_models_own_weights(params):
-    """Blind-MI-Diff with generated non-members, features from the target's own GGUF
-    (library.division.models qwen2.5-coder-0.5b, the same file the embedded server loads):
+def test_blind_mi_generated_on_a_real_models_own_weights(params):
+    """Blind-MI-Diff with generated non-members, features from a real causal LM's own weights:
+    the target here is Gemma 3 270M (library.division.models gemma3-270m, the project's division
+    scorer; loaded once per test process and shared with the reference-model test, which keeps CI
+    short; the rule is the same for the embedded Qwen: `blind_mi.scorer: qwen2.5-coder-0.5b`):
     continuations the model finds likely (well-known code and boilerplate) stay members; random
     strings of the same lengths (twice as many) go to the non-members."""
     from testleak.paths import Paths
 
-    # the prefixes end where a token ends (a trailing space splits the next word's token);
-    # mean log-probabilities of these continuations: -0.8 to -2.4 nats/token (measured once),
-    # random strings of the same lengths: -7.7 to -13.5
+    # the prefixes end where a token ends (a trailing space splits the next word's token)
     likely = [("import numpy as np\nimport pandas as ", "pd\nimport matplotlib.pyplot as plt\n"),
               ("def fibonacci(n):\n    if n <= 1:\n        return n\n    return ", "fibonacci(n - 1) + fibonacci(n - 2)\n"),
               ("Lorem ipsum dolor sit amet, ", "consectetur adipiscing elit, sed do eiusmod tempor"),
@@ -291,14 +291,14 @@ def test_blind_mi_generated_on_the_target_models_own_weights(params):
     recs = [_resp(f"mi/likely{i}/s0", c, 1.0, prompt=pr) for i, (pr, c) in enumerate(likely)]
     recs += [_resp(f"mi/random{i}/s0", "".join(rng.choice(alphabet) for _ in range(len(c))), 50.0, prompt=pr)
              for i, (pr, c) in enumerate(likely * 2)]
-    p = _cfg(params, rule="blind_mi_diff", blind_mi={"nonmembers": "generated", "scorer": "qwen2.5-coder-0.5b",
+    p = _cfg(params, rule="blind_mi_diff", blind_mi={"nonmembers": "generated", "scorer": "gemma3-270m",
                                                      "generated": 20, "seed": 3})
     scorer = filter_scorer(p, Paths().models)
     kept, stats = codexleaks_filter(recs, p, scorer)
     feats = {r["id"]: round(r["mi_feature"], 2) for r in kept}
     assert sorted(r["id"] for r in kept) == [f"mi/likely{i}/s0" for i in range(len(likely))], (feats, stats)
     assert stats["generated"] == 20 and stats["scored"] == 3 * len(likely) and stats["kept_scored"] == len(likely)
-    assert stats["feature_source"] == "scorer qwen2.5-coder-0.5b"
+    assert stats["feature_source"] == "scorer gemma3-270m"
 
 
 @pytest.mark.slow
