@@ -78,6 +78,28 @@ def test_auto_threads_leave_cores_busy_with_other_jobs_alone():
     assert resolve_threads(3) == 3 and 1 <= resolve_threads("auto") <= (__import__("os").cpu_count() or 1)
 
 
+def test_busy_cores_sees_a_job_spinning_now():
+    """auto threads count what runs now, not the 1-minute load average (which still holds a
+    finished stage's server): a process spinning on one core shows as about one busy core."""
+    import multiprocessing as mp
+
+    from testleak.llm.local import busy_cores
+
+    stop = mp.Event()
+    spinner = mp.Process(target=_spin, args=(stop,))
+    spinner.start()
+    try:
+        assert busy_cores(1.0) >= 0.8
+    finally:
+        stop.set()
+        spinner.join(5)
+
+
+def _spin(stop) -> None:
+    while not stop.is_set():
+        pass
+
+
 def test_server_threads_setting_is_a_count_or_auto(params):
     from testleak.settings import LLM
 

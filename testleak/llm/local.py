@@ -111,16 +111,26 @@ def auto_threads(n_cpu: int, load: float) -> int:
     so a thread that the scheduler has put off a busy core stalls the others: on 2 cores
     with a 1-minute load of 4-6 from other jobs, 4 slots generated 2.6-4.5 tokens/s with
     2 threads and 12.6-18.6 with 1 thread, at a fifth of the CPU time (benchmarks/README.md,
-    "Responses stage against its ideal time"). ``load``: the 1-minute load average before the
-    server starts (the other jobs); a core counts as free when less than half of it is used."""
+    "Responses stage against its ideal time"). ``load``: the cores other jobs keep busy when the
+    server starts (:func:`busy_cores`); a core counts as free when less than half of it is used."""
     return max(1, min(int(n_cpu), int(n_cpu - max(0.0, float(load)) + 0.5)))
+
+
+def busy_cores(window: float = 1.0) -> float:
+    """Cores in use by the machine's jobs now: system-wide CPU use over ``window`` seconds.
+    Not the 1-minute load average: it lags by a minute, so in a pipeline every stage would
+    count the previous stage's own (finished) server as another job and start with 1 thread
+    on an idle machine."""
+    import psutil
+
+    return psutil.cpu_percent(interval=window) / 100.0 * (psutil.cpu_count() or 1)
 
 
 def resolve_threads(n_threads) -> int:
     """``server.n_threads``: a count, or ``auto`` (:func:`auto_threads` on this machine now)."""
     if str(n_threads).strip().lower() == "auto":
         n_cpu = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-        return auto_threads(n_cpu, os.getloadavg()[0])
+        return auto_threads(n_cpu, busy_cores())
     return int(n_threads)
 
 
