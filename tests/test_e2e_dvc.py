@@ -14,14 +14,9 @@ from tests.project import SMALL_INDEX, SMALL_MODEL, env_for, make_project, run, 
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def cache(session_cache):
-    return session_cache
-
-
-def test_questions_responses_candidates_through_dvc_repro(tmp_path, cache):
+def test_questions_responses_candidates_through_dvc_repro(tmp_path, session_cache):
     proj = make_project(tmp_path / "p", ["experiment=tiny", *SMALL_INDEX, *SMALL_MODEL])
-    env = env_for(cache)
+    env = env_for(session_cache)
     run(["dvc", "repro", "candidates@ours"], proj, env)
     qs = read_jsonl(proj / "data/questions/questions.jsonl", kind="question")
     assert len(qs) == 2 and {q["scenario"] for q in qs} == {"game"}
@@ -55,9 +50,9 @@ def _baseline_runs(p):
     p["baselines"]["codebreaker"]["samples_per_prompt"] = 3
 
 
-def test_both_baselines_end_to_end_through_dvc_repro(tmp_path, cache):
+def test_both_baselines_end_to_end_through_dvc_repro(tmp_path, session_cache):
     proj = make_project(tmp_path / "p", ["experiment=tiny", *SMALL_INDEX, *SMALL_MODEL], edit=_baseline_runs)
-    env = env_for(cache)
+    env = env_for(session_cache)
     run(["dvc", "repro"], proj, env)
     for method in ("codexleaks", "codebreaker"):
         rs = read_jsonl(proj / f"data/runs/{method}/responses.jsonl", kind="response")
@@ -76,9 +71,9 @@ def test_both_baselines_end_to_end_through_dvc_repro(tmp_path, cache):
     assert "codexleaks" in table3.lower() and "codebreaker" in table3.lower()
 
 
-def test_queued_sweep_of_two_experiments_shows_in_exp_show(tmp_path, cache):
+def test_queued_sweep_of_two_experiments_shows_in_exp_show(tmp_path, session_cache):
     proj = make_project(tmp_path / "p", ["experiment=tiny", *SMALL_INDEX, *SMALL_MODEL])
-    env = env_for(cache)
+    env = env_for(session_cache)
     run(["dvc", "config", "hydra.enabled", "true"], proj, env)
     sets = ["-S", "experiment=tiny", "-S", SMALL_INDEX[0], *sum((["-S", s] for s in SMALL_MODEL), []),
             "-S", "ablation=none,no_fl"]
