@@ -117,13 +117,21 @@ def auto_threads(n_cpu: int, load: float) -> int:
 
 
 def busy_cores(window: float = 1.0) -> float:
-    """Cores in use by the machine's jobs now: system-wide CPU use over ``window`` seconds.
-    Not the 1-minute load average: it lags by a minute, so in a pipeline every stage would
-    count the previous stage's own (finished) server as another job and start with 1 thread
-    on an idle machine."""
+    """Cores in use by the machine's other jobs now: CPU use over ``window`` seconds, summed over
+    the CPUs this process may run on. Not the 1-minute load average: it lags by a minute, so in
+    a pipeline every stage would count the previous stage's own (finished) server as another job
+    and start with 1 thread on an idle machine. Time spent in niced jobs (``nice`` > 0) counts as
+    free: the scheduler gives a nice-0 server's threads the core within a time slice (a nice-19
+    job weighs 15 against 1024), so it does not stall llama.cpp's barriers the way a job of
+    equal priority does."""
     import psutil
 
-    return psutil.cpu_percent(interval=window) / 100.0 * (psutil.cpu_count() or 1)
+    per_cpu = psutil.cpu_times_percent(interval=window, percpu=True)
+    if hasattr(os, "sched_getaffinity"):
+        allowed = os.sched_getaffinity(0)
+        per_cpu = [t for i, t in enumerate(per_cpu) if i in allowed] or per_cpu
+    free = ("idle", "iowait", "nice")
+    return sum(max(0.0, 100.0 - sum(getattr(t, f, 0.0) for f in free)) for t in per_cpu) / 100.0
 
 
 def resolve_threads(n_threads) -> int:
