@@ -25,6 +25,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     p = load_stage_params()
     paths = Paths()
+    if not p["experiment"]["runs"]:
+        # An experiment without per-run stages (experiment=canary runs its calibration runs inside
+        # canary_report): no metrics@RUN writes the declared deps data/metrics and metrics/plots, and
+        # DVC cannot hash a dependency that does not exist. Empty directories are their true content.
+        for d in (paths.run_metrics("_").parent, paths.metrics_plot("_").parent):
+            d.mkdir(parents=True, exist_ok=True)
+        print(f"report: experiment {p['experiment']['name']!r} has no per-run stages (experiment.runs is empty); "
+              "the tables below are empty", file=sys.stderr)
     metrics, curves = load_inputs(p, paths)
     files = build_reports(p, metrics, curves, Taxonomy.from_config(p), paths.reports)
     missing = [r for r, m in metrics.items() if m is None]
