@@ -83,7 +83,7 @@ def run_metrics(
         "policy": policies_of(confirmed, policy),
         "responses": refusal_stats(responses, default_tests),
         "steps": step_counts(responses, candidates, judged, verified, confirmed, taxonomy, questions, default_tests),
-        "rejections": judged_outcomes(judged, taxonomy),
+        "rejections": judged_outcomes(judged, candidates, taxonomy),
         "leakage": leakage_levels(responses, confirmed, taxonomy, verified, candidates, questions, default_tests,
                                   per_test),
         "confirmed_unique": len(keys),

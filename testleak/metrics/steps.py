@@ -197,13 +197,15 @@ def judged_outcome(verdict: Mapping) -> str:
     return {"error": "judge_error", "unparsable": "judge_unparsable"}.get(status, "judge_rejected")
 
 
-def judged_outcomes(judged: Iterable[Mapping], taxonomy) -> dict:
-    """Rejection reasons of the judged step (:func:`judged_outcome`) per attribute and in total:
-    ``{"attributes": {a: {outcome: n}}, "total": {outcome: n}}``, every outcome present (0 when
-    none); per attribute the outcomes sum to its candidates."""
+def judged_outcomes(judged: Iterable[Mapping], candidates: Iterable[Mapping], taxonomy) -> dict:
+    """Rejection reasons of the judged step (:func:`judged_outcome`) per attribute (the
+    candidate's, else the verdict's) and in total: ``{"attributes": {a: {outcome: n}}, "total":
+    {outcome: n}}``, every outcome present (0 when none); per attribute they sum to its verdicts."""
     attrs = list(taxonomy.attributes)
+    cand_attr = {c.get("id"): c.get("attribute") for c in candidates}
     by = {a: dict.fromkeys(JUDGED_OUTCOMES, 0) for a in attrs}
     for v in judged:
-        a = check_attribute(v.get("attribute"), attrs, f"judged {v.get('candidate_id')!r}")
+        a = check_attribute(cand_attr.get(v.get("candidate_id")) or v.get("attribute"), attrs,
+                            f"judged {v.get('candidate_id')!r}")
         by[a][judged_outcome(v)] += 1
     return {"attributes": by, "total": {k: sum(by[a][k] for a in attrs) for k in JUDGED_OUTCOMES}}
