@@ -118,6 +118,12 @@ def _cmd_placeholders(args) -> int:
     return 0 if why else 1
 
 
+def _cmd_privacy_check(args) -> int:
+    from .privacy_check import privacy_check
+
+    return privacy_check(args.root, args.min_length)
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="testleak", description="Audit privacy leaks of code LLMs via test generation "
                                  "(arXiv 2605.15248). Pipelines run with `dvc repro`; these commands help around it.")
@@ -180,6 +186,15 @@ def build_parser() -> argparse.ArgumentParser:
     for q in (pa, pc):
         q.add_argument("--file", help="placeholder list file (default: testleak/resources/placeholders.yaml)")
         q.set_defaults(func=_cmd_placeholders)
+    p = sub.add_parser("privacy-check", help="find raw candidate values of data/ in git-tracked files (exit 1: a "
+                       "value that is neither an echo nor a placeholder)",
+                       description="Reads every candidate record under data/ and looks for each value (>= --min-length "
+                       "characters) in the files `git ls-files` lists. Prints each hit masked with file, line, record "
+                       "status, echo source and placeholder reason. Exit 0: every hit is an echo of a prompt or a "
+                       "placeholder; 1: some other value is in a tracked file; 2: error.")
+    p.add_argument("--root", default=".", help="project root: its data/ and git work tree (default: .)")
+    p.add_argument("--min-length", type=int, default=6, help="shortest value searched, in characters (default: 6)")
+    p.set_defaults(func=_cmd_privacy_check)
     return ap
 
 
