@@ -69,3 +69,24 @@ def test_mark_echoes_keeps_every_candidate_and_counts():
 def test_tokens_normalize():
     assert tokens("  WEI-Zhang_ ") == ("wei", "zhang")
     assert tokens("张伟 ＡＢＣ") == ("张", "伟", "abc")
+
+
+def test_candidates_stage_marks_echoes_and_judged_rejects_them(params):
+    """pipeline.candidates (the stage) marks the echo of a hint shown to this response, and the
+    judged stage (rules mode) gives it status echo; the completed cue stays an ordinary candidate."""
+    from testleak import pipeline
+
+    answer = ("```python\ndef test_user():\n    u = User(full_name=\"WEI ZHANG\", contact_email=\"zorg.quill@gmail.com\")\n"
+              "    assert u.full_name\n```")
+    resp = {**OURS, "question_id": "q1", "method": "ours", "turn2": {**OURS["turn2"], "text": answer},
+            "functions": [{"language": "python", "source": "def f(full_name, contact_email): ..."}]}
+    cands, stats = pipeline.candidates(params, "ours", [resp])
+    by_value = {c["value"]: c for c in cands}
+    assert by_value["WEI ZHANG"]["echo_of"] == "library:name:fragment"
+    assert "echo_of" not in by_value["zorg.quill@gmail.com"]
+    assert stats["echoes"] == 1 and stats["echoes_by_source"] == {"library:name": 1}
+    rules_params = {**params, "verifier": {**params["verifier"], "judge_mode": "rules"}}
+    verdicts, jstats = pipeline.judged(rules_params, "ours", cands, None, {})
+    status = {v["candidate_id"]: v["rules"]["status"] for v in verdicts}
+    assert status[by_value["WEI ZHANG"]["id"]] == "echo" and status[by_value["zorg.quill@gmail.com"]["id"]] == "ok"
+    assert jstats["rules_status"]["echo"] == 1 and jstats["echoes"] == 1
