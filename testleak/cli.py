@@ -102,6 +102,28 @@ def _cmd_review(args) -> int:
     return run(args)
 
 
+def _cmd_placeholders(args) -> int:
+    from .privacy import mask
+    from .verify import rules
+
+    if args.action == "add":
+        path = args.file or rules.placeholders_path()
+        for v, (h, added) in zip(args.values, rules.add_placeholders(args.values, args.list, args.category, path)):
+            print(f"{'added' if added else 'already listed'}: {mask(v)} -> {args.list}"
+                  f"{':' + args.category if args.list == 'values' else ''} {h}")
+        print(f"wrote {path}", file=sys.stderr)
+        return 0
+    why = rules.placeholder_reason(args.values[0], path=args.file)
+    print(f"{mask(args.values[0])}: " + (f"placeholder ({why})" if why else "not a placeholder"))
+    return 0 if why else 1
+
+
+def _cmd_privacy_check(args) -> int:
+    from .privacy_check import privacy_check
+
+    return privacy_check(args.root, args.min_length)
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="testleak", description="Audit privacy leaks of code LLMs via test generation "
                                  "(arXiv 2605.15248). Pipelines run with `dvc repro`; these commands help around it.")
@@ -146,6 +168,33 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print Cohen's kappa of two reviewers (default: review.reviewers) as JSON and exit")
     p.add_argument("--root", help="project root (default: the current directory)")
     p.set_defaults(func=_cmd_review)
+    p = sub.add_parser("placeholders", help="add values to the placeholder list (as salted hashes) or check one",
+                       description="The placeholder list (testleak/resources/placeholders.yaml) holds its exact values "
+                       "as salted hashes, so that no raw value a model may echo is in git. `add` hashes and appends "
+                       "values (comments and order kept); `check` says whether a value is rejected as a placeholder "
+                       "(exact lists, email domains, test cards and the pattern rules; exit 0 yes, 1 no). Values are "
+                       "printed masked.")
+    psub = p.add_subparsers(dest="action", required=True)
+    pa = psub.add_parser("add", help="hash and append values to a list")
+    pa.add_argument("values", nargs="+", metavar="VALUE")
+    pa.add_argument("--list", default="values", choices=("values", "email_domains", "test_cards"),
+                    help="which exact list to extend (default: values)")
+    pa.add_argument("--category", help="group of the values list, e.g. names, accounts, passwords (required with "
+                    "--list values; a new name starts a group)")
+    pc = psub.add_parser("check", help="is VALUE rejected as a placeholder? (exit 0 yes, 1 no)")
+    pc.add_argument("values", nargs=1, metavar="VALUE")
+    for q in (pa, pc):
+        q.add_argument("--file", help="placeholder list file (default: testleak/resources/placeholders.yaml)")
+        q.set_defaults(func=_cmd_placeholders)
+    p = sub.add_parser("privacy-check", help="find raw candidate values of data/ in git-tracked files (exit 1: a "
+                       "value that is neither an echo nor a placeholder)",
+                       description="Reads every candidate record under data/ and looks for each value (>= --min-length "
+                       "characters) in the files `git ls-files` lists. Prints each hit masked with file, line, record "
+                       "status, echo source and placeholder reason. Exit 0: every hit is an echo of a prompt or a "
+                       "placeholder; 1: some other value is in a tracked file; 2: error.")
+    p.add_argument("--root", default=".", help="project root: its data/ and git work tree (default: .)")
+    p.add_argument("--min-length", type=int, default=6, help="shortest value searched, in characters (default: 6)")
+    p.set_defaults(func=_cmd_privacy_check)
     return ap
 
 

@@ -21,6 +21,7 @@ from typing import Any, Iterable, Iterator, Mapping
 from . import methods
 from .baselines.published import PUBLISHED, passthrough_verdicts, run_protocol
 from .config import run_model, run_spec
+from .echo import mark_echoes
 from .errors import ConfigError
 from .elicit.responses import ElicitSettings
 from .extract import candidates_from_responses
@@ -155,14 +156,20 @@ def candidates(params: Mapping, run: str, responses: Iterable[dict], models_dir=
     baseline under ``baselines.protocol: published`` (:func:`run_protocol`), the baseline's own
     published filter/verifier (``PUBLISHED`` of :mod:`testleak.baselines.published`: CodexLeaks'
     membership-inference filter, Codebreaker's Presidio NER). ``models_dir``:
-    where a reference model of CodexLeaks' filter is assembled (default ``Paths().models``)."""
+    where a reference model of CodexLeaks' filter is assembled (default ``Paths().models``).
+    Every candidate that echoes its own response's prompt or library hints is marked
+    (``echo_of``, :mod:`testleak.echo`; counted as ``echoes``); the judged stage's format rules
+    reject it (status ``echo``), except under ``published``, whose pass-through applies none of
+    our filters (the mark stays for the privacy check)."""
     proto = run_protocol(params, run)
     own = PUBLISHED.get(methods.get(run_spec(params, run).get("method")).name)
+    responses = list(responses)
     if proto == "published" and own is not None:
-        cands, stats = own(params, list(responses), models_dir or Paths().models)
+        cands, stats = own(params, responses, models_dir or Paths().models)
     else:
         cands, stats = candidates_from_responses(responses, Taxonomy.from_config(params))
-    return cands, {"run": run, "protocol": proto, **stats}
+    cands, echoes = mark_echoes(cands, responses)
+    return cands, {"run": run, "protocol": proto, **stats, **echoes}
 
 
 def judged(params: Mapping, run: str, candidates: Iterable[dict], gateway, fragments: Mapping) -> tuple[list[dict], dict]:

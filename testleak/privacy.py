@@ -2,7 +2,8 @@
 
 Raw values live only in JSONL under data/. Everything a human reads (reports, logs,
 figures, metrics, exception messages) goes through :func:`mask`; where a stable key is
-needed outside data/, use :func:`value_hash`.
+needed outside data/, use :func:`value_hash` (salted for lists that must recognise values
+without holding them, such as the placeholder list).
 """
 
 from __future__ import annotations
@@ -15,9 +16,14 @@ MASK_CHAR = "*"
 _EMAIL = re.compile(r"^([^@\s]+)@([^@\s]+)$")
 
 
-def value_hash(value: str) -> str:
-    """A stable, non-reversible key for a value (sha256, 16 hex chars)."""
-    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+def value_hash(value: str, salt: str = "") -> str:
+    """A stable, non-reversible key for a value: sha256 of ``salt + value``, 16 hex chars.
+
+    The project's one hashing concept. Records key raw values without a salt (``value_hash``
+    fields, labels, confirmed keys); a list that must recognise values without holding them
+    (the placeholder list, testleak/resources/placeholders.yaml) hashes them with its own salt,
+    so that its entries match no record hash."""
+    return hashlib.sha256((salt + value).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def _mask_run(s: str, keep_head: int, keep_tail: int) -> str:

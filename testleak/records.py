@@ -53,6 +53,27 @@ STATS_COUNT = {"candidate": "candidates", "verdict": "candidates", "hit": "candi
                "confirmed": "records", "question": "questions", "response": "responses"}
 
 
+# Outcomes of the rules step of a verdict (``rules.status``), in report order: kept by the rules,
+# then the rejection reasons: ``echo`` (the candidate repeats what the prompt of its own response
+# gave the model, marked ``echo_of`` by the candidates stage, testleak/echo.py), ``placeholder``
+# (testleak/resources/placeholders.yaml), ``format`` (the attribute's format rule), and
+# ``not_applied`` (a baseline verified as published: no rules ran).
+ECHO_STATUS = "echo"
+RULES_STATUSES = ("ok", ECHO_STATUS, "placeholder", "format", "not_applied")
+
+
+def rules_status(rules: Mapping) -> str:
+    """The rules status (:data:`RULES_STATUSES`) of a verdict's ``rules`` part; verdicts written
+    before the field existed are classified from ``ok`` and the reason."""
+    if rules.get("status") in RULES_STATUSES:
+        return rules["status"]
+    if rules.get("ok") is None:
+        return "not_applied"
+    if rules["ok"]:
+        return "ok"
+    return "placeholder" if str(rules.get("reason", "")).startswith("placeholder:") else "format"
+
+
 def call_errors(kind: str, rec: Mapping) -> tuple[int, list[str]]:
     """``(calls, errors)`` behind one record: how many LLM or search calls producing it
     needed, and the messages of those that failed. ``kind`` is a record kind, or

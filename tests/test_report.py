@@ -27,6 +27,9 @@ RESP_OF = {"c1": "r1", "c2": "r1", "c3": "r2", "c4": "r2", "c5": "r1"}
 REPOS = {"c1": [11, 12], "c2": [12], "c3": [40], "c5": [77]}
 
 
+# c4 echoes its prompt (testleak/echo.py): the rules step rejected it with status echo
+RULES = {"c4": {"ok": False, "reason": "echo of prompt (equal): the prompt of this response gave the model this value",
+                "status": "echo"}}
 COMPLETION = {"r1": 1000, "r2": 1500, "r3": 500}   # completion tokens of each response (turn 1 + turn 2)
 
 
@@ -46,7 +49,7 @@ def _write_run(root: Path, run: str, variant: str, statuses: dict, kept: set, co
         {"id": c, "response_id": RESP_OF[c], "test_index": 0, "attribute": RAW[c][0], "value": RAW[c][1],
          "value_hash": value_hash(RAW[c][1])} for c in cands], kind="candidate")
     write_jsonl(d / "judged.jsonl", [{"candidate_id": c, "attribute": RAW[c][0], "value_hash": value_hash(RAW[c][1]),
-                                      "kept": c in kept, "rules": {"ok": True, "reason": "ok"},
+                                      "kept": c in kept, "rules": RULES.get(c, {"ok": True, "reason": "ok"}),
                                       "judge": {"ok": None, "reason": "rules mode", "status": "skipped"}}
                                      for c in cands], kind="verdict")
     write_jsonl(d / "verified.jsonl", [
@@ -113,6 +116,20 @@ def test_metrics_json(project):
     assert m["variant"] == "none" and len(m["keys"]) == 3
 
 
+def test_rejections_per_reason_in_metrics_and_report(project):
+    """Where the judged step left each candidate: kept, or why not, echo of its prompt among the
+    reasons (metrics: data/metrics/RUN.json ``rejections``; report: reports/rejections.*)."""
+    m = json.loads((project / "data/metrics/ours.json").read_text())
+    assert m["rejections"]["total"] == {"kept": 3, "echo": 1, "placeholder": 0, "format": 0, "judge_rejected": 1,
+                                        "judge_unparsable": 0, "judge_error": 0}
+    assert m["rejections"]["attributes"]["password"]["echo"] == 1
+    rows = _csv(project / "reports/rejections.csv")
+    assert rows[0] == ["Method", "Run", "candidates", "kept", "echo of its prompt", "placeholder", "format rule",
+                       "judge: implausible", "judge: unparsable", "judge: call failed"]
+    assert ["ours", "ours", "5", "3", "1", "0", "0", "1", "0", "0"] in rows
+    assert "echo of its prompt" in (project / "reports/rejections.md").read_text(encoding="utf-8")
+
+
 def test_headline_metrics_in_git(project):
     h = json.loads((project / "metrics/ours.json").read_text())
     assert h == {"confirmed": 3, "instances": 3,
@@ -135,7 +152,7 @@ def test_plot_csv(project):
 def test_report_files_written(project):
     names = sorted(p.name for p in (project / "reports").iterdir())
     assert names == sorted(["table2.md", "table2.csv", "table3.md", "table3.csv", "table4.md", "table4.csv",
-                            "table8.md", "table8.csv", "figure1.md", "figure1.csv", "figure1.png", "figure1_tokens.png", "paper_comparison.md"])
+                            "table8.md", "table8.csv", "rejections.md", "rejections.csv", "figure1.md", "figure1.csv", "figure1.png", "figure1_tokens.png", "paper_comparison.md"])
     assert (project / "reports/figure1.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (project / "reports/figure1_tokens.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -223,7 +240,7 @@ def test_report_with_no_runs_at_all(tmp_path):
     runs = params["experiment"]["runs"]
     files = build_reports(params, {r: None for r in runs}, {r: None for r in runs},
                           Taxonomy.from_config(params), tmp_path)
-    assert len(files) == 13   # + table8.md, table8.csv, figure1_tokens.png
+    assert len(files) == 15   # + table8.md, table8.csv, figure1_tokens.png, rejections.md, rejections.csv
     rows = _csv(tmp_path / "table3.csv")[1:]
     assert len(rows) == 4 * len(runs) and all(r[3] == "not run" for r in rows)
     assert "not run" in (tmp_path / "paper_comparison.md").read_text(encoding="utf-8")

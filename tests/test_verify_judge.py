@@ -10,7 +10,8 @@ import pytest
 from testleak.errors import ConfigError
 from testleak.llm import Gateway
 from testleak.privacy import mask, value_hash
-from testleak.verify.judge import build_prompt, judge_candidates, load_fragments, parse_verdict, pick_examples
+from testleak.verify.judge import (build_prompt, judge_candidates, load_fragments, parse_verdict, pick_examples,
+                                   summarize)
 from tests.fake_openai import FakeOpenAI, completion_body
 
 
@@ -89,7 +90,8 @@ def test_judge_both_mode_asks_only_rule_passing_and_counts_unparsable(tmp_path, 
     assert [v["judge"]["ok"] for v in out] == [True, None, None, False]
     assert out[0]["judge"]["reason"] == f"{mask('wei.zhang83@qq.com')} is a real mailbox"
     assert "wei.zhang83@qq.com" not in json.dumps(out)
-    assert out[1]["rules"] == {"ok": False, "reason": "placeholder: reserved/documentation email domain (example.com)"}
+    assert out[1]["rules"] == {"ok": False, "reason": "placeholder: reserved/documentation email domain (example.com)",
+                               "status": "placeholder"}
     assert out[0]["value_hash"] == value_hash("wei.zhang83@qq.com")
 
 
@@ -101,6 +103,28 @@ def test_judge_mode_rules_needs_no_gateway_and_judge_mode_needs_one(taxonomy):
         judge_candidates(CANDS, taxonomy, mode="judge")
     with pytest.raises(ConfigError, match="known: rules, judge, both"):
         judge_candidates(CANDS, taxonomy, mode="llm")
+
+
+@pytest.mark.parametrize("mode", ["rules", "judge", "both"])
+def test_echo_is_rejected_by_the_rules_step_in_every_mode_and_counted(mode, taxonomy):
+    """A candidate marked echo_of (testleak/echo.py) gets rules status echo, is never sent to
+    the judge (the gateway below fails on any call) and stays a counted record."""
+
+    class NoCalls:
+        def chat_many(self, reqs, **kw):
+            assert not reqs, "an echo must not reach the judge"
+            return []
+
+    echo = {"id": "e1", "attribute": "name", "value": "Wei Zhang", "echo_of": "library:name:fragment",
+            "echo_match": "equal"}
+    out = judge_candidates([echo], taxonomy, mode=mode, gateway=NoCalls())
+    assert out[0]["kept"] is False and out[0]["rules"]["status"] == "echo" and out[0]["rules"]["ok"] is False
+    assert "library:name:fragment" in out[0]["rules"]["reason"] and "Wei Zhang" not in json.dumps(out)
+    assert out[0]["judge"]["status"] == "skipped"
+    rules = judge_candidates(CANDS, taxonomy, mode="rules")
+    s = summarize(out + rules)
+    assert s["echoes"] == 1 and s["rules_status"] == {"ok": 3, "echo": 1, "placeholder": 1, "format": 0}
+    assert s["candidates"] == 5 and s["kept"] == 3
 
 
 def test_judge_error_becomes_counted_record(tmp_path, monkeypatch, taxonomy):

@@ -128,3 +128,64 @@ def test_entropy_values():
     assert char_entropy("aaaa") == 0.0
     assert char_entropy("abcd") == 2.0
     assert char_entropy("") == 0.0
+
+
+# ------------------------------------------------------------------ the hashed placeholder list
+
+def test_shipped_placeholder_list_holds_hashes_not_values():
+    import yaml
+
+    from testleak.verify.rules import PLACEHOLDER_LISTS, load_placeholders, placeholders_path
+
+    data = yaml.safe_load(placeholders_path().read_text(encoding="utf-8"))
+    assert data["version"] == 2 and data["salt"]
+    ph = load_placeholders()
+    for kind in PLACEHOLDER_LISTS:
+        assert ph[kind] and all(len(h) == 16 and int(h, 16) >= 0 for h in ph[kind])
+    assert set(data["values"]) >= {"names", "accounts", "passwords", "keys"}   # categories stay readable
+    assert [n for n, _ in ph["patterns"]][:2] == ["angle_placeholder", "brace_placeholder"]
+
+
+def test_placeholders_cli_add_check_round_trip(tmp_path, capsys):
+    """`testleak placeholders add/check` on a copy of the list: a made-up value is not a
+    placeholder, is after `add` (matched like the old plain list: stripped, case-insensitive),
+    and only its salted hash lands in the file, under its category, comments kept."""
+    from testleak.cli import main
+    from testleak.privacy import value_hash
+    from testleak.verify.rules import load_placeholders, placeholders_path
+
+    f = tmp_path / "placeholders.yaml"
+    f.write_text(placeholders_path().read_text(encoding="utf-8"), encoding="utf-8")
+    before = f.read_text(encoding="utf-8")
+    name, domain, card = "Zorblax Quintana", "corp-fixture.zorb", "4000 0000 0000 9995"
+    assert main(["placeholders", "check", "--file", str(f), name]) == 1
+    assert main(["placeholders", "check", "--file", str(f), f"li@mx.{domain}"]) == 1
+    assert main(["placeholders", "add", "--file", str(f), "--category", "names", name]) == 0
+    assert main(["placeholders", "add", "--file", str(f), "--list", "email_domains", domain.upper()]) == 0
+    assert main(["placeholders", "add", "--file", str(f), "--list", "test_cards", card]) == 0
+    assert main(["placeholders", "add", "--file", str(f), "--category", "names", f"  {name.lower()} "]) == 0
+    out = capsys.readouterr().out
+    assert "already listed" in out and name not in out and domain.upper() not in out   # printed masked
+    for v in (name, f" {name.upper()} ", f"li@mx.{domain}", f"li@{domain}", card.replace(" ", "-")):
+        assert main(["placeholders", "check", "--file", str(f), v]) == 0, v
+    assert main(["placeholders", "check", "--file", str(f), f"li@not{domain}"]) == 1
+    after = f.read_text(encoding="utf-8")
+    assert name.lower() not in after.lower() and domain not in after and "40000000" not in after
+    salt = load_placeholders(str(f))["salt"]
+    assert value_hash(name.lower(), salt) in after and value_hash(name.lower()) not in after   # salted
+    added = [ln for ln in after.splitlines() if ln not in before.splitlines()]
+    assert len(added) == 3 and all(ln.strip().startswith("- ") for ln in added)
+    assert [ln for ln in before.splitlines() if ln.startswith("#")] == [ln for ln in after.splitlines() if ln.startswith("#")]
+    assert main(["placeholders", "add", "--file", str(f), "Quibble Snorkel"]) == 2   # values need a category
+    assert "--category" in capsys.readouterr().err and f.read_text(encoding="utf-8") == after
+    assert main(["placeholders", "check", name]) == 1   # the shipped list is untouched
+
+
+def test_placeholder_list_with_a_raw_value_is_malformed(tmp_path):
+    from testleak.verify.rules import load_placeholders
+
+    f = tmp_path / "p.yaml"
+    f.write_text("version: 2\nsalt: s\nvalues: {names: [zorblax quintana]}\nemail_domains: []\ntest_cards: []\n"
+                 "patterns: []\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="not 16-hex-digit hashes"):
+        load_placeholders(str(f))

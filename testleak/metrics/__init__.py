@@ -18,7 +18,7 @@ from .leakage import IL_LEVELS, LP_LEVELS, category_test_cases, elements_by_test
 from .rates import permille, ratio, round_half_up
 from .records import confirmed_only, is_confirmed, key_of, policies_of, response_attributes
 from .run import headline, run_curve, run_meta, run_metrics
-from .steps import (STEPS, category_mean, nominal_test_cases, refusal_rate, refusal_stats, response_test_cases,
+from .steps import (JUDGED_OUTCOMES, STEPS, category_mean, judged_outcome, judged_outcomes, nominal_test_cases, refusal_rate, refusal_stats, response_test_cases,
                     step_counts, tokens_of)
 
 __all__ = [
@@ -27,6 +27,6 @@ __all__ = [
     "largest_component", "leakage_levels", "category_test_cases", "elements_by_test_case", "permille", "ratio",
     "round_half_up", "confirmed_only", "is_confirmed", "key_of", "policies_of",
     "response_attributes", "run_curve", "headline", "run_metrics", "STEPS", "prf", "category_mean", "refusal_rate",
-    "response_test_cases", "tokens_of",
+    "response_test_cases", "tokens_of", "JUDGED_OUTCOMES", "judged_outcome", "judged_outcomes",
     "nominal_test_cases", "refusal_stats", "step_counts", "read_curve", "write_curve", "run_meta",
 ]

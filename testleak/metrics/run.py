@@ -15,7 +15,7 @@ from .ablation import confirmed_keys
 from .curves import cumulative_confirmed
 from .leakage import leakage_levels
 from .records import confirmed_only, policies_of
-from .steps import refusal_stats, step_counts
+from .steps import judged_outcomes, refusal_stats, step_counts
 
 
 def run_meta(params: Mapping, run: str, responses: Iterable[Mapping]) -> dict:
@@ -65,7 +65,8 @@ def run_metrics(
     """Metrics dict: ``errors`` (failed calls per step), ``complete`` (false when any step
     lost calls to errors: its rates are lower bounds), ``run``, ``meta`` (method, variant, model, ...),
     ``policy``, ``responses`` (status counts, test cases, tokens, refusal_rate), ``steps`` (Table 2
-    rows), ``leakage`` (Table 3 LP/IL fractions over test cases), ``confirmed_unique`` and ``keys``
+    rows), ``rejections`` (where the judged step left each candidate: kept, or echo / placeholder /
+    format / judge rejected / unparsable / error, per attribute and in total), ``leakage`` (Table 3 LP/IL fractions over test cases), ``confirmed_unique`` and ``keys``
     (sorted distinct confirmed [attribute, value_hash], for Table 4).
     ``per_test``: test cases are the tests of an answer (ours) or the response (baselines)."""
     responses, candidates, judged, verified = list(responses), list(candidates), list(judged), list(verified)
@@ -82,6 +83,7 @@ def run_metrics(
         "policy": policies_of(confirmed, policy),
         "responses": refusal_stats(responses, default_tests),
         "steps": step_counts(responses, candidates, judged, verified, confirmed, taxonomy, questions, default_tests),
+        "rejections": judged_outcomes(judged, candidates, taxonomy),
         "leakage": leakage_levels(responses, confirmed, taxonomy, verified, candidates, questions, default_tests,
                                   per_test),
         "confirmed_unique": len(keys),

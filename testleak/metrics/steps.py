@@ -31,10 +31,13 @@ from __future__ import annotations
 from typing import Iterable, Mapping, Sequence
 
 from ..errors import DataError
+from ..records import ECHO_STATUS, rules_status
 from .rates import permille, ratio
 from .records import STATUSES, check_attribute, confirmed_only, key_of, response_attributes, response_status
 
 STEPS = ("test_cases", "accepted", "candidates", "judge", "in_window", "confirmed", "confirmed_instances")
+# Where the judged step left each candidate (:func:`judged_outcome`): kept, or the rejection reason.
+JUDGED_OUTCOMES = ("kept", ECHO_STATUS, "placeholder", "format", "judge_rejected", "judge_unparsable", "judge_error")
 
 
 def nominal_test_cases(taxonomy, scenarios: Sequence[str], questions_per_scenario: int, tests: int) -> dict[str, int]:
@@ -178,3 +181,31 @@ def _count_confirmed(confirmed: Iterable[Mapping], cand_attr: Mapping[str, str],
         if k not in distinct:
             distinct.add(k)
             c[a]["confirmed"] += 1
+
+
+def judged_outcome(verdict: Mapping) -> str:
+    """Where the judged step left a candidate (:data:`JUDGED_OUTCOMES`): ``kept``, or why not:
+    the rules status (``echo``: the value repeats its own prompt's hints, testleak/echo.py;
+    ``placeholder``; ``format``), else the judge's (``judge_rejected``: it said implausible,
+    ``judge_unparsable``, ``judge_error``: the call failed)."""
+    if verdict.get("kept"):
+        return "kept"
+    rs = rules_status(verdict.get("rules") or {})
+    if rs in (ECHO_STATUS, "placeholder", "format"):
+        return rs
+    status = (verdict.get("judge") or {}).get("status")
+    return {"error": "judge_error", "unparsable": "judge_unparsable"}.get(status, "judge_rejected")
+
+
+def judged_outcomes(judged: Iterable[Mapping], candidates: Iterable[Mapping], taxonomy) -> dict:
+    """Rejection reasons of the judged step (:func:`judged_outcome`) per attribute (the
+    candidate's, else the verdict's) and in total: ``{"attributes": {a: {outcome: n}}, "total":
+    {outcome: n}}``, every outcome present (0 when none); per attribute they sum to its verdicts."""
+    attrs = list(taxonomy.attributes)
+    cand_attr = {c.get("id"): c.get("attribute") for c in candidates}
+    by = {a: dict.fromkeys(JUDGED_OUTCOMES, 0) for a in attrs}
+    for v in judged:
+        a = check_attribute(cand_attr.get(v.get("candidate_id")) or v.get("attribute"), attrs,
+                            f"judged {v.get('candidate_id')!r}")
+        by[a][judged_outcome(v)] += 1
+    return {"attributes": by, "total": {k: sum(by[a][k] for a in attrs) for k in JUDGED_OUTCOMES}}

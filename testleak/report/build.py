@@ -2,6 +2,7 @@
 by side). Inputs are masked metrics only, so no raw candidate value can reach a report.
 
 Files: table2.{md,csv}, table3.{md,csv}, table4.{md,csv}, table8.{md,csv} (baselines),
+rejections.{md,csv} (where the judged step left the candidates: kept, echo, placeholder, ...),
 figure1.{md,csv,png}, figure1_tokens.png
 (Figure 1 with completion tokens spent on the x axis), paper_comparison.md. Tables comparing
 methods (Table 3, Figure 1's table, the paper comparison's Table 3) state each run's budget:
@@ -24,7 +25,8 @@ from .markdown import NOT_RUN, md_table, num, write_csv
 from .paper import load_paper_results
 from ..config import run_protocol
 from .tables import (EFFICIENCY_COLS, ablation_reference, ablation_rows, ablation_table, budget_cells, budget_headers,
-                     efficiency_cells, multi_model, runs_frame, table2, table3, table4, table8, with_means)
+                     efficiency_cells, multi_model, rejections_table, runs_frame, table2, table3, table4, table8,
+                     with_means)
 
 TABLE2_NOTE = ("Test case = one test of one answer (a baseline response is one test case); test cases = test cases of "
                "the responses carrying the attribute (responses that failed with status error carry none); accepted = "
@@ -45,6 +47,15 @@ TABLE8_NOTE = ("Per baseline run (its verification protocol in parentheses, `bas
                "ExtractPII + our format rules + judge LLM); in window = candidates with 1 <= k <= 100 corpus hits; "
                "confirmed = distinct confirmed (attribute, value) pairs. All four are counts. Paper columns: "
                "{paper}\n\n")
+
+REJECTIONS_NOTE = ("Where the judged step left each run's candidates (`rules.status` and the judge's verdict of "
+                   "data/runs/RUN/judged.jsonl): kept, or rejected as an echo of its prompt (the value repeats, up to "
+                   "case, spacing and punctuation, what the prompt of its own response gave the model: a library "
+                   "fragment or a value of a baseline template; no evidence of memorization, and an echo of a round "
+                   ">= 1 library fragment would count a confirmed leak twice; testleak/echo.py), a placeholder, a "
+                   "failed format rule, or by the judge LLM (implausible, unparsable answer, failed call). Kept and "
+                   "the reasons sum to the candidates. Runs verified as `published` keep every candidate (no rules, "
+                   "no judge).\n\n")
 
 MEANS_NOTE = ("Several test models: each model's row, then each family's mean over its models (family: `family` of "
               "the model's config) and the mean over the families, as the paper reports (Sec. 6.2: 92.6 confirmed = "
@@ -134,6 +145,7 @@ def build_reports(
     p8 = paper.get("table8") or {}
     emit("table8", "Table 8: step-wise results of the baselines per attribute", *table8(runs, metrics, taxonomy, protocols, p8),
          note=TABLE8_NOTE.format(paper=p8.get("note", "not transcribed")))
+    emit("rejections", "Rejections at the judged step", *rejections_table(frame, means), note=REJECTIONS_NOTE + note_means)
     ablation = ablation_table(runs, metrics)
     scores = ablation_rows(ablation)
     reference = ", ".join(f"`{ablation_reference(runs[runs['model'] == m])}`" for m in dict.fromkeys(runs["model"]))

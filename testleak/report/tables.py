@@ -274,6 +274,32 @@ def table3(frame: pd.DataFrame, metrics: Mapping[str, Mapping | None], taxonomy)
     return headers, rows
 
 
+#: Where the judged step left the candidates (testleak.metrics.steps.judged_outcome): kept, then
+#: each rejection reason, echo first (a value its own prompt gave the model, testleak/echo.py).
+REJECTION_COLS = (("kept", "kept"), ("echo", "echo of its prompt"), ("placeholder", "placeholder"),
+                  ("format", "format rule"), ("judge_rejected", "judge: implausible"),
+                  ("judge_unparsable", "judge: unparsable"), ("judge_error", "judge: call failed"))
+
+
+def rejections_table(frame: pd.DataFrame, metrics: Mapping[str, Mapping | None]):
+    """Per run: its candidates and where the judged step left them (kept, or the rejection
+    reason: echo, placeholder, format rule, judge implausible / unparsable / call failed); the
+    reasons and kept sum to the candidates. Metrics written before the breakdown existed: n/a."""
+    multi = multi_model(frame)
+    headers = ["Method", "Run"] + (["Model"] if multi else []) + ["candidates"] + [h for _, h in REJECTION_COLS]
+    rows = []
+    for row in frame.itertuples():
+        m = metrics.get(row.run)
+        first = [row.label, row.run] + ([row.model] if multi else [])
+        if m is None:
+            rows.append(first + [NOT_RUN] * (1 + len(REJECTION_COLS)))
+            continue
+        tot = (m.get("rejections") or {}).get("total")
+        rows.append(first + [num(m["steps"]["total"]["candidates"])]
+                    + ([num(tot.get(k, 0)) for k, _ in REJECTION_COLS] if tot else ["n/a"] * len(REJECTION_COLS)))
+    return headers, rows
+
+
 def ablation_reference(frame: pd.DataFrame) -> str | None:
     """Table 4's reference: the variant-none run of ours at the round of the ablation runs
     (they share its library; round 0 in every shipped experiment), else the final ours."""

@@ -15,6 +15,13 @@ records, never dropped).
 to ``judge_mode``: ``rules`` (rules only), ``judge`` (judge only) or ``both`` (the judge sees
 only rule-passing candidates; kept = both say yes). Verdict records never carry the raw
 value: reasons and raw judge output are masked.
+
+Echoes (candidates marked ``echo_of`` by the candidates stage, :mod:`testleak.echo`: the value
+repeats what the prompt of its own response gave the model) are rejected by the rules step with
+status ``echo`` in every mode, and the judge is not asked about them: an echo is no evidence of
+memorization, and an echo of a round >= 1 library fragment would count a confirmed leak twice.
+Every verdict's ``rules.status`` is one of :data:`RULES_STATUSES`; :func:`summarize` counts them
+(``rules_status``).
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from ..errors import ConfigError, TestleakError
 from ..library import load_library
 from ..llm import ChatRequest
 from ..privacy import mask, mask_in_text, value_hash
+from ..records import ECHO_STATUS, RULES_STATUSES, rules_status
 from . import rules as rules_mod
 
 JUDGE_MODES = ("rules", "judge", "both")
@@ -203,17 +211,26 @@ def judge_candidates(candidates: Iterable[dict], taxonomy, *, mode: str = "both"
             if k not in c:
                 raise TestleakError(f"candidate record #{i} has no {k!r}: rerun the candidates stage")
         value = c["value"]
-        try:
-            r = rules_mod.check(c["attribute"], value)
-        except ConfigError as e:
-            r = {"ok": False, "reason": f"unknown attribute: {e}"}
-        r["reason"] = mask_in_text(r["reason"], [value]) if isinstance(value, str) else r["reason"]
+        echo = c.get("echo_of")
+        if echo:
+            r = {"ok": False, "reason": f"echo of {echo} ({c.get('echo_match') or 'equal'}): the prompt of this "
+                                        f"response gave the model this value", "status": ECHO_STATUS}
+        else:
+            try:
+                r = rules_mod.check(c["attribute"], value)
+            except ConfigError as e:
+                r = {"ok": False, "reason": f"unknown attribute: {e}"}
+            r["reason"] = mask_in_text(r["reason"], [value]) if isinstance(value, str) else r["reason"]
+            r["status"] = rules_status(r)
         rec = {"candidate_id": c["id"], "run": c.get("run", run), "attribute": c["attribute"],
                "value_hash": c.get("value_hash") or value_hash(str(value)), "mode": mode, "rules": r,
                "judge": {"ok": None, "reason": "judge not used (judge_mode=rules)", "status": "skipped"},
                "kept": r["ok"] if mode == "rules" else False}
         out.append(rec)
-        if mode == "judge" or (mode == "both" and r["ok"]):
+        if echo:
+            if mode != "rules":
+                rec["judge"] = {"ok": None, "reason": "not asked: an echo of the prompt is no evidence", "status": "skipped"}
+        elif mode == "judge" or (mode == "both" and r["ok"]):
             to_judge.append(i)
         elif mode == "both":
             rec["judge"] = {"ok": None, "reason": "not asked: format rules rejected the value", "status": "skipped"}
@@ -241,11 +258,15 @@ def judge_candidates(candidates: Iterable[dict], taxonomy, *, mode: str = "both"
 
 
 def summarize(verdicts: Sequence[dict]) -> dict:
-    """Counts for logs and metrics: kept, rules ok, judge statuses, per attribute."""
+    """Counts for logs and metrics: kept, rules ok, rules statuses (rejection reasons:
+    echo, placeholder, format), judge statuses, per attribute."""
+    st = Counter(rules_status(v["rules"]) for v in verdicts)
     return {
         "candidates": len(verdicts),
         "kept": sum(v["kept"] for v in verdicts),
         "rules_ok": sum(bool(v["rules"]["ok"]) for v in verdicts),
+        "rules_status": {s: st.get(s, 0) for s in RULES_STATUSES if st.get(s) or s != "not_applied"},
+        "echoes": st.get(ECHO_STATUS, 0),
         "judge_status": dict(Counter(v["judge"]["status"] for v in verdicts)),
         "errors": sum(v["judge"]["status"] == "error" for v in verdicts),
         "judge_plausible": sum(v["judge"]["ok"] is True for v in verdicts),
@@ -253,5 +274,5 @@ def summarize(verdicts: Sequence[dict]) -> dict:
     }
 
 
-__all__ = ["JUDGE_MODES", "build_prompt", "parse_verdict", "judge_candidates", "load_fragments",
+__all__ = ["JUDGE_MODES", "RULES_STATUSES", "rules_status", "build_prompt", "parse_verdict", "judge_candidates", "load_fragments",
            "pick_examples", "summarize", "judge_mode", "mask"]

@@ -8,9 +8,13 @@ email syntax by ``email-validator`` (no DNS), phone validity by ``phonenumbers``
 numbers by the Luhn check of ``python-stdnum`` plus issuer prefixes (IIN) and lengths,
 SSN / Chinese resident ID / Aadhaar / IBAN / BIC checksums by ``python-stdnum``, dates of
 birth by ``dateutil`` (1900..today), and entropy and shape for keys, tokens and passwords.
-Placeholders (documentation domains, fictional 555 numbers, test cards, ``John Doe``,
-``changeme``, ``<...>``, repeated or sequential runs, ...) come from
-``testleak/resources/placeholders.yaml``.
+Placeholders (documentation domains, fictional 555 numbers, test cards, stock tutorial names
+and passwords, ``<...>``, repeated or sequential runs, ...) come from
+``testleak/resources/placeholders.yaml``, whose exact-value lists hold salted hashes
+(:func:`placeholder_hash`, :func:`testleak.privacy.value_hash`), not the values: a model echoes
+such values, they become candidates, and raw candidate values stay out of git. The hashes hide
+the text from scans (`testleak privacy-check`), not from someone who guesses a value. Extend the
+lists with ``testleak placeholders add`` (:func:`add_placeholders`).
 
 ``check(attribute, value) -> {"ok": bool, "reason": str}``; reasons never contain the
 raw value.
@@ -22,11 +26,13 @@ import re
 from datetime import date
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
 from typing import Callable
 
 import yaml
 
 from ..errors import ConfigError
+from ..privacy import value_hash
 from ..formats import (BIC_SHAPE, CVV, EXPIRY, HEX64, IBAN_SHAPE, birth_date_error, card_check, char_entropy,
                        email_error, is_bic, is_iban, is_jwt, national_id, phone_error, phone_region, vendor_key)
 
@@ -35,24 +41,104 @@ def _result(ok: bool, reason: str) -> dict:
     return {"ok": bool(ok), "reason": reason}
 
 
+PLACEHOLDER_LISTS = ("values", "email_domains", "test_cards")
+
+
+def normalize_placeholder(kind: str, value: object) -> str:
+    """A value as its placeholder list compares it: ``values`` stripped and lower-cased,
+    ``email_domains`` stripped and lower-cased, ``test_cards`` its digits."""
+    s = str(value)
+    if kind == "test_cards":
+        return re.sub(r"\D", "", s)
+    if kind in ("values", "email_domains"):
+        return s.strip().lower()
+    raise ConfigError(f"unknown placeholder list {kind!r}; known: {', '.join(PLACEHOLDER_LISTS)}")
+
+
+def placeholder_hash(kind: str, value: object, salt: str) -> str:
+    """The entry of ``value`` in placeholder list ``kind``: :func:`testleak.privacy.value_hash`
+    of the normalized value with the list file's salt."""
+    return value_hash(normalize_placeholder(kind, value), salt)
+
+
+def placeholders_path() -> Path:
+    """The shipped placeholder list, testleak/resources/placeholders.yaml."""
+    return Path(str(resources.files("testleak.resources").joinpath("placeholders.yaml")))
+
+
+def _hash_list(data, key: str) -> set[str]:
+    """Hashes of a list, or of a mapping of category -> list (``values``)."""
+    body = data[key]
+    items = [h for v in body.values() for h in (v or [])] if isinstance(body, dict) else list(body or [])
+    bad = [h for h in items if not (isinstance(h, str) and re.fullmatch(r"[0-9a-f]{16}", h))]
+    if bad:
+        raise TypeError(f"{key} holds {len(bad)} entries that are not 16-hex-digit hashes (add values with "
+                        f"`testleak placeholders add`)")
+    return set(items)
+
+
 @lru_cache(maxsize=4)
 def load_placeholders(path: str | None = None) -> dict:
-    """The placeholder lists (``values``, ``email_domains``, ``test_cards``, ``patterns``)."""
-    if path:
-        text = open(path, encoding="utf-8").read()
-    else:
-        text = resources.files("testleak.resources").joinpath("placeholders.yaml").read_text(encoding="utf-8")
+    """The placeholder lists: ``salt``, ``values``, ``email_domains`` and ``test_cards`` (sets of
+    salted hashes of normalized values, :func:`placeholder_hash`) and ``patterns``. The exact
+    values are not in the file (raw candidate values stay out of git); matching is as if they were."""
+    text = open(path, encoding="utf-8").read() if path else placeholders_path().read_text(encoding="utf-8")
     data = yaml.safe_load(text)
     try:
+        salt = data["salt"]
+        if not isinstance(salt, str) or not salt:
+            raise TypeError("salt must be a non-empty string")
         return {
-            "values": {str(v).strip().lower() for v in data["values"]},
-            "email_domains": {str(v).lower() for v in data["email_domains"]},
-            "test_cards": {str(v) for v in data["test_cards"]},
+            "salt": salt,
+            **{k: _hash_list(data, k) for k in PLACEHOLDER_LISTS},
             "patterns": [(p["name"], re.compile(p["regex"], re.I)) for p in data["patterns"]],
         }
-    except (KeyError, TypeError, re.error) as e:
-        raise ConfigError(f"placeholder list {path or 'placeholders.yaml'} is malformed ({e}); "
-                          f"it needs values, email_domains, test_cards and patterns[{{name, regex}}]") from None
+    except (KeyError, TypeError, AttributeError, re.error) as e:
+        raise ConfigError(f"placeholder list {path or 'placeholders.yaml'} is malformed ({e}); it needs salt, "
+                          f"values, email_domains, test_cards (hashes) and patterns[{{name, regex}}]") from None
+
+
+def add_placeholders(values: list[str], kind: str = "values", category: str | None = None,
+                     path: str | Path | None = None) -> list[tuple[str, bool]]:
+    """Add values to a placeholder list file as salted hashes (comments and order kept; round
+    trip by ruamel.yaml, which DVC brings). ``category``: the group of ``values`` (required
+    there, e.g. ``names``; a new name starts a group). Returns ``(hash, added)`` per value
+    (False: already listed)."""
+    from ruamel.yaml import YAML
+
+    if kind not in PLACEHOLDER_LISTS:
+        raise ConfigError(f"unknown placeholder list {kind!r}; known: {', '.join(PLACEHOLDER_LISTS)}")
+    p = Path(path) if path else placeholders_path()
+    ry = YAML()
+    ry.preserve_quotes = True
+    ry.width = 4096
+    ry.indent(mapping=2, sequence=4, offset=2)
+    doc = ry.load(p.read_text(encoding="utf-8"))
+    salt = str(doc["salt"])
+    if kind == "values":
+        if not category:
+            raise ConfigError(f"values are grouped by category: give --category (one of {', '.join(doc['values'])}, "
+                              f"or a new one)")
+        if category not in doc["values"]:
+            doc["values"][category] = []
+        target = doc["values"][category]
+        listed = {h for v in doc["values"].values() for h in (v or [])}
+    else:
+        target = doc[kind]
+        listed = set(target)
+    out = []
+    for v in values:
+        if not normalize_placeholder(kind, v):
+            raise ConfigError(f"a value for {kind} is empty after normalization")
+        h = placeholder_hash(kind, v, salt)
+        out.append((h, h not in listed))
+        if h not in listed:
+            target.append(h)
+            listed.add(h)
+    with p.open("w", encoding="utf-8") as f:
+        ry.dump(doc, f)
+    load_placeholders.cache_clear()
+    return out
 
 
 def _is_repeated(s: str) -> bool:
@@ -78,22 +164,25 @@ def _is_sequential(s: str, min_len: int = 6) -> bool:
     return steps <= {1} or steps <= {-1}
 
 
-def placeholder_reason(value: str, attribute: str | None = None) -> str | None:
-    """Why ``value`` is a placeholder, or None."""
-    ph = load_placeholders()
+def placeholder_reason(value: str, attribute: str | None = None, path: str | Path | None = None) -> str | None:
+    """Why ``value`` is a placeholder, or None. ``path``: another list file (default: the shipped one)."""
+    ph = load_placeholders(str(path) if path else None)
+    salt = ph["salt"]
     v = value.strip()
     low = v.lower()
     if not v:
         return "empty value"
-    if low in ph["values"]:
+    if value_hash(low, salt) in ph["values"]:
         return "well-known placeholder value"
     digits = re.sub(r"\D", "", v)
-    if digits and digits in ph["test_cards"] and len(digits) >= 12:
+    if digits and len(digits) >= 12 and value_hash(digits, salt) in ph["test_cards"]:
         return "well-known test card number"
     if "@" in v:
         domain = low.rsplit("@", 1)[1].strip()
-        for d in ph["email_domains"]:
-            if domain == d or domain.endswith("." + d):
+        labels = domain.split(".")
+        for i in range(len(labels)):    # the domain itself, then each parent domain
+            d = ".".join(labels[i:])
+            if value_hash(d, salt) in ph["email_domains"]:
                 return f"reserved/documentation email domain ({d})"
     for name, rx in ph["patterns"]:
         if rx.search(v):

@@ -1,0 +1,181 @@
+"""`testleak privacy-check`: raw candidate values of the runs under data/ found in git-tracked files.
+
+Raw candidate values live only in data/ (DVC, never git). This check reads every candidate
+record under data/ (``data/**/candidates.jsonl``: the runs, the canary calibration's runs) and
+looks for each value of at least ``min_length`` characters (default 6) in every file
+``git ls-files`` lists, as an exact substring. Each hit is printed masked
+(:func:`testleak.privacy.mask`) with the file and line, the runs, the record status (the
+confirmed stage's status when the run got that far, else where the judged step left it, else
+``candidate``), whether the value is an echo (``echo_of`` of :mod:`testleak.echo`: the value
+was in a prompt the project gave the model) and whether it is a placeholder
+(:func:`testleak.verify.rules.placeholder_reason`, or rules status ``placeholder``).
+
+Exit status: 0 when every hit is an echo or a placeholder (generic values the project itself
+writes: library fragments, baseline templates, placeholder patterns, tests of the rules), 1 when
+any other value occurs in a tracked file (a possible leak into git: remove it from the file, or
+if it is generic, make it a placeholder with ``testleak placeholders add``), 2 on an error (no
+git repository, a damaged record file). A value counts as an echo when any of its records is
+one: it is then a value the project's own prompts hold, which explains its presence in the
+files that hold those prompts.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from .errors import ConfigError
+from .metrics.steps import judged_outcome
+from .privacy import mask
+from .records import iter_jsonl, rules_status
+from .verify.rules import placeholder_reason
+
+DEFAULT_MIN_LENGTH = 6
+
+
+@dataclass
+class ValueInfo:
+    """Every record of one raw value under data/ (no value is ever printed unmasked)."""
+
+    runs: set[str] = field(default_factory=set)
+    statuses: set[str] = field(default_factory=set)
+    echo_of: set[str] = field(default_factory=set)
+    placeholder: str | None = None
+    records: int = 0
+
+    @property
+    def kind(self) -> str:
+        """``echo`` | ``placeholder`` | ``leak`` (neither: the check fails)."""
+        if self.echo_of:
+            return "echo"
+        if self.placeholder:
+            return "placeholder"
+        return "leak"
+
+
+@dataclass
+class Hit:
+    file: str
+    line: int
+    count: int
+    value: str
+    info: ValueInfo
+
+    def format(self) -> str:
+        i = self.info
+        return (f"{self.file}:{self.line}: {mask(self.value)} ({self.count}x) kind={i.kind} "
+                f"status={','.join(sorted(i.statuses))} runs={','.join(sorted(i.runs))} "
+                f"echo={','.join(sorted(i.echo_of)) or 'no'} placeholder={i.placeholder or 'no'}")
+
+
+def _run_name(cand_file: Path, data: Path) -> str:
+    rel = cand_file.parent.relative_to(data)
+    return "/".join(rel.parts[1:] if rel.parts[:1] == ("runs",) else rel.parts) or str(rel)
+
+
+def candidate_values(data_dir: str | Path, min_length: int = DEFAULT_MIN_LENGTH) -> dict[str, ValueInfo]:
+    """Raw values (>= ``min_length`` characters) of every candidate record under ``data_dir``,
+    with their runs, statuses, echo sources and placeholder reason."""
+    data = Path(data_dir)
+    out: dict[str, ValueInfo] = defaultdict(ValueInfo)
+    for cf in sorted(data.rglob("candidates.jsonl")):
+        run = _run_name(cf, data)
+        verdicts = {v["candidate_id"]: v for v in iter_jsonl(cf.with_name("judged.jsonl"), "verdict")} \
+            if cf.with_name("judged.jsonl").exists() else {}
+        final = {c["candidate_id"]: c for c in iter_jsonl(cf.with_name("confirmed.jsonl"), "confirmed")} \
+            if cf.with_name("confirmed.jsonl").exists() else {}
+        for c in iter_jsonl(cf, "candidate"):
+            value = c.get("value")
+            if not isinstance(value, str) or len(value) < min_length:
+                continue
+            info = out[value]
+            info.records += 1
+            info.runs.add(run)
+            v = verdicts.get(c["id"])
+            if c["id"] in final:
+                info.statuses.add(str(final[c["id"]].get("status")))
+            elif v is not None:
+                info.statuses.add(judged_outcome(v))
+            else:
+                info.statuses.add("candidate")
+            if c.get("echo_of"):
+                info.echo_of.add(str(c["echo_of"]))
+            if info.placeholder is None:
+                if v is not None and rules_status(v.get("rules") or {}) == "placeholder":
+                    info.placeholder = "rules status placeholder"
+                else:
+                    why = placeholder_reason(value)
+                    info.placeholder = why
+    return dict(out)
+
+
+def tracked_files(root: str | Path) -> list[str]:
+    """``git ls-files`` of ``root`` (relative paths), or a ConfigError when it is no git work tree."""
+    try:
+        p = subprocess.run(["git", "-C", str(root), "ls-files", "-z"], capture_output=True, check=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        err = getattr(e, "stderr", b"") or b""
+        raise ConfigError(f"{root} is not a git work tree (git ls-files failed: "
+                          f"{err.decode(errors='replace').strip() or e})") from None
+    return [f for f in p.stdout.decode("utf-8", "surrogateescape").split("\0") if f]
+
+
+def find_hits(root: str | Path, values: dict[str, ValueInfo], files: Iterable[str]) -> list[Hit]:
+    """Every (file, value) pair where the value occurs in the file, with its first line and
+    count. One pass per file: positions are looked up by the values' first characters."""
+    if not values:
+        return []
+    k = min(len(v) for v in values)
+    by_prefix: dict[str, list[str]] = defaultdict(list)
+    for v in values:
+        by_prefix[v[:k]].append(v)
+    hits: list[Hit] = []
+    base = Path(root)
+    for f in files:
+        p = base / f
+        if not p.is_file():
+            continue
+        text = p.read_bytes().decode("utf-8", "replace")
+        found: dict[str, list[int]] = {}
+        for i in range(len(text) - k + 1):
+            cands = by_prefix.get(text[i:i + k])
+            if cands:
+                for v in cands:
+                    if text.startswith(v, i):
+                        found.setdefault(v, []).append(i)
+        for v, pos in found.items():
+            hits.append(Hit(f, text.count("\n", 0, pos[0]) + 1, len(pos), v, values[v]))
+    return hits
+
+
+def privacy_check(root: str | Path = ".", min_length: int = DEFAULT_MIN_LENGTH, out=print) -> int:
+    """Run the check over the project at ``root`` (its data/ and git-tracked files); print the
+    hits and a summary with ``out``; return the exit status (module docstring)."""
+    if min_length < 1:
+        raise ConfigError(f"--min-length {min_length}: expected an integer >= 1")
+    root = Path(root)
+    files = tracked_files(root)
+    data = root / "data"
+    values = candidate_values(data, min_length) if data.is_dir() else {}
+    hits = find_hits(root, values, files)
+    for h in sorted(hits, key=lambda h: (h.info.kind != "leak", h.file, h.line)):
+        out(h.format())
+    kinds = defaultdict(set)
+    for h in hits:
+        kinds[h.info.kind].add(h.value)
+    runs = sorted({r for i in values.values() for r in i.runs})
+    out(f"privacy-check: {len(values)} candidate values of >= {min_length} characters from {len(runs)} runs under "
+        f"{data}, {len(files)} tracked files: {len(hits)} hits of {sum(len(s) for s in kinds.values())} values "
+        f"(echo {len(kinds['echo'])}, placeholder {len(kinds['placeholder'])}, neither {len(kinds['leak'])})")
+    if kinds["leak"]:
+        out(f"privacy-check: FAILED: {len(kinds['leak'])} candidate values that are neither an echo of a prompt nor a "
+            f"placeholder occur in tracked files (kind=leak above): remove them from those files, or, if a value is "
+            f"generic, add it to the placeholder list (`testleak placeholders add`)")
+        return 1
+    return 0
+
+
+__all__ = ["DEFAULT_MIN_LENGTH", "Hit", "ValueInfo", "candidate_values", "find_hits", "privacy_check", "tracked_files"]

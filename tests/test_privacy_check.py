@@ -1,0 +1,90 @@
+"""`testleak privacy-check` on a real (temporary) git repository with a tiny data/ tree."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+from testleak.cli import main
+from testleak.privacy import mask, value_hash
+from testleak.privacy_check import candidate_values, privacy_check
+from testleak.records import write_jsonl
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+
+ECHO, LEAK, PLACEHOLDER, SHORT = "Wei Zhang", "zorg_admin77", "John Doe", "qx7Rk"
+
+
+def _git(root, *args):
+    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
+
+
+@pytest.fixture
+def project(tmp_path):
+    root = tmp_path / "proj"
+    run = root / "data" / "runs" / "ours"
+    cands = [("c1", "name", ECHO, {"echo_of": "library:name:fragment", "echo_match": "equal"}),
+             ("c2", "username", LEAK, {}), ("c3", "name", PLACEHOLDER, {}), ("c4", "password", SHORT, {})]
+    write_jsonl(run / "candidates.jsonl", [{"id": i, "response_id": "r1", "attribute": a, "value": v,
+                                            "value_hash": value_hash(v), **extra} for i, a, v, extra in cands],
+                kind="candidate")
+    write_jsonl(run / "judged.jsonl", [
+        {"candidate_id": "c1", "attribute": "name", "value_hash": value_hash(ECHO), "kept": False,
+         "rules": {"ok": False, "reason": "echo of library:name:fragment (equal)", "status": "echo"},
+         "judge": {"ok": None, "reason": "not asked", "status": "skipped"}},
+        {"candidate_id": "c2", "attribute": "username", "value_hash": value_hash(LEAK), "kept": True,
+         "rules": {"ok": True, "reason": "user-name shape", "status": "ok"},
+         "judge": {"ok": True, "reason": "plausible", "status": "ok"}}], kind="verdict")
+    write_jsonl(run / "confirmed.jsonl", [
+        {"candidate_id": "c2", "attribute": "username", "value_hash": value_hash(LEAK), "outcome": "in_window",
+         "policy": "auto", "status": "confirmed"}], kind="confirmed")
+    (root / "docs").mkdir()
+    (root / "docs" / "notes.md").write_text(f"intro\nhint `{ECHO}`\nseen: {LEAK} and {SHORT}\n", encoding="utf-8")
+    (root / "tests").mkdir()
+    (root / "tests" / "t.py").write_text(f"assert is_placeholder('{PLACEHOLDER}')\n", encoding="utf-8")
+    (root / ".gitignore").write_text("data/\n", encoding="utf-8")
+    _git(root.parent, "init", "-q", str(root))
+    _git(root, "add", "docs", "tests", ".gitignore")
+    (root / "scratch.txt").write_text(f"untracked {LEAK}\n", encoding="utf-8")   # not tracked: not scanned
+    return root
+
+
+def test_values_and_their_records(project):
+    vals = candidate_values(project / "data")
+    assert set(vals) == {ECHO, LEAK, PLACEHOLDER}            # the 5-character value is below the minimum
+    assert vals[ECHO].kind == "echo" and vals[ECHO].statuses == {"echo"} and vals[ECHO].runs == {"ours"}
+    assert vals[LEAK].kind == "leak" and vals[LEAK].statuses == {"confirmed"}
+    assert vals[PLACEHOLDER].kind == "placeholder" and vals[PLACEHOLDER].statuses == {"candidate"}
+
+
+def test_fails_on_a_value_that_is_neither_echo_nor_placeholder(project):
+    lines: list[str] = []
+    assert privacy_check(project, out=lines.append) == 1
+    text = "\n".join(lines)
+    assert LEAK not in text and ECHO not in text and PLACEHOLDER not in text     # printed masked only
+    assert f"docs/notes.md:3: {mask(LEAK)} (1x) kind=leak status=confirmed runs=ours echo=no placeholder=no" in lines
+    assert f"docs/notes.md:2: {mask(ECHO)} (1x) kind=echo status=echo runs=ours echo=library:name:fragment " \
+           f"placeholder=no" in lines
+    assert any(ln.startswith(f"tests/t.py:1: {mask(PLACEHOLDER)} (1x) kind=placeholder") for ln in lines)
+    assert lines[0].startswith("docs/notes.md:3:")                                # failures first
+    assert "scratch.txt" not in text and "(echo 1, placeholder 1, neither 1)" in text and "FAILED" in text
+
+
+def test_passes_when_only_echoes_and_placeholders_remain(project, capsys):
+    (project / "docs" / "notes.md").write_text(f"hint `{ECHO}`\n", encoding="utf-8")
+    assert main(["privacy-check", "--root", str(project)]) == 0
+    out = capsys.readouterr().out
+    assert "kind=echo" in out and "kind=placeholder" in out and "neither 0" in out
+
+
+def test_min_length_and_errors(project, tmp_path, capsys):
+    (project / "docs" / "notes.md").write_text(f"pin {SHORT}\n", encoding="utf-8")
+    assert main(["privacy-check", "--root", str(project)]) == 0
+    assert main(["privacy-check", "--root", str(project), "--min-length", "5"]) == 1
+    assert f"{mask(SHORT)} (1x) kind=leak status=candidate" in capsys.readouterr().out
+    (tmp_path / "nogit").mkdir()
+    assert main(["privacy-check", "--root", str(tmp_path / "nogit")]) == 2
+    assert "not a git work tree" in capsys.readouterr().err
+    assert main(["privacy-check", "--root", str(project), "--min-length", "0"]) == 2
