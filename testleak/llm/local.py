@@ -116,21 +116,40 @@ def auto_threads(n_cpu: int, load: float) -> int:
     return max(1, min(int(n_cpu), int(n_cpu - max(0.0, float(load)) + 0.5)))
 
 
+def _nice_yields_machine_wide() -> bool:
+    """Whether a niced process yields to a nice-0 one anywhere on the machine. Not under Linux's
+    autogroup scheduling (``kernel.sched_autogroup_enabled = 1``, the default of many kernels and
+    of this project's machines): there every session is a group with equal weight and nice orders
+    processes only within their own session, so a nice-19 job started from another shell still
+    takes up to half of the CPU (seen here: a LoRA fine-tune fell from 200 % to 133 % CPU and
+    ran 2-3x slower beside a nice-19 test run; after ``echo 19 > /proc/PID/autogroup`` of the
+    test run's session it was back at 180 %)."""
+    try:
+        return Path("/proc/sys/kernel/sched_autogroup_enabled").read_text().strip() != "1"
+    except OSError:
+        return True
+
+
 def busy_cores(window: float = 1.0) -> float:
     """Cores in use by the machine's other jobs now: CPU use over ``window`` seconds, summed over
     the CPUs this process may run on. Not the 1-minute load average: it lags by a minute, so in
     a pipeline every stage would count the previous stage's own (finished) server as another job
     and start with 1 thread on an idle machine. Time spent in niced jobs (``nice`` > 0) counts as
-    free: the scheduler gives a nice-0 server's threads the core within a time slice (a nice-19
-    job weighs 15 against 1024), so it does not stall llama.cpp's barriers the way a job of
-    equal priority does."""
+    free only where nice acts machine-wide (no autogroup scheduling, :func:`_nice_yields_machine_wide`):
+    a nice-19 job (weight 15 against 1024) then gives a nice-0 server's threads the core within a
+    time slice and does not stall llama.cpp's barriers the way a job of equal priority does."""
     import psutil
 
     per_cpu = psutil.cpu_times_percent(interval=window, percpu=True)
     if hasattr(os, "sched_getaffinity"):
         allowed = os.sched_getaffinity(0)
         per_cpu = [t for i, t in enumerate(per_cpu) if i in allowed] or per_cpu
-    free = ("idle", "iowait", "nice")
+    return busy_of(per_cpu, nice_is_free=_nice_yields_machine_wide())
+
+
+def busy_of(per_cpu, nice_is_free: bool) -> float:
+    """Busy cores of one sample of ``psutil.cpu_times_percent(percpu=True)`` (:func:`busy_cores`)."""
+    free = ("idle", "iowait", "nice") if nice_is_free else ("idle", "iowait")
     return sum(max(0.0, 100.0 - sum(getattr(t, f, 0.0) for f in free)) for t in per_cpu) / 100.0
 
 
