@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from .config import compose_dict
+from .config import compose_dict, run_model
 from .errors import TestleakError
 from .library.division import scorer_model_cfg
 from .paths import Paths
@@ -18,7 +18,7 @@ from .llm.local import ensure_model
 def local_models(cfg: dict) -> list[tuple[str, dict]]:
     """(role, model config) of every distinct local model of the composition, in order."""
     roles = [("model", cfg["model"])]
-    roles += [(f"model of run {run}", spec["model"]) for run, spec in (cfg["experiment"].get("runs") or {}).items()
+    roles += [(f"model of run {run}", run_model(cfg, run)) for run, spec in (cfg["experiment"].get("runs") or {}).items()
               if spec.get("model")]
     roles += [(key, cfg[key]) for key in ("judge", "questioner") if cfg.get(key)]
     seen, out = set(), []

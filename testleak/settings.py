@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal, Mapping, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from .errors import ConfigError
 
@@ -51,7 +51,49 @@ class Scenario(_Strict):
     attributes: list[str] = Field(min_length=1)
 
 
-class Taxonomy(_Strict):
+_SOURCE_ROOT = Path(__file__).resolve().parent.parent   # testleak.config.ROOT (no import: no cycle)
+
+
+def load_taxonomy_file(file: str, root: Path) -> dict:
+    """The data of a taxonomy file (``taxonomy.file`` of params.yaml: categories, attributes,
+    scenarios), relative to the project directory ``root``, else to the testleak source checkout. Stages that
+    read it declare ``${taxonomy.file}`` as a DVC dep (testleak/graph.py)."""
+    import yaml
+
+    p = Path(file)
+    if not p.is_absolute():
+        # the project's file; a project directory without it (TESTLEAK_ROOT elsewhere) uses the
+        # one shipped with the testleak source
+        p = Path(root) / file if (Path(root) / file).is_file() else _SOURCE_ROOT / file
+    if not p.is_file():
+        raise ConfigError(f"taxonomy file {p} not found (taxonomy.file: relative to the project root)")
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except yaml.YAMLError as e:
+        raise ConfigError(f"taxonomy file {p} is not valid YAML: {str(e).splitlines()[0]}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"taxonomy file {p} is not a mapping (categories, attributes, scenarios)")
+    return data
+
+
+
+def read_taxonomy(file: str, root: Path) -> dict:
+    """The checked data of a taxonomy file (:func:`load_taxonomy_file`, then :class:`TaxonomyData`);
+    :class:`ConfigError` with one line naming the file and the first problem."""
+    raw = load_taxonomy_file(file, root)
+    try:
+        TaxonomyData.model_validate(raw)
+    except ValidationError as e:
+        err = e.errors(include_url=False)[0]
+        loc = [str(x) for x in err["loc"]]
+        exc = (err.get("ctx") or {}).get("error")
+        what = (f"{'.'.join(loc + [exc.key])} = {_fmt(exc.value)}: expected {exc.expected}"
+                if isinstance(exc, _Rule) else f"{'.'.join(loc)}: {err['msg']}")
+        raise ConfigError(f"taxonomy file {file}: {what}") from None
+    return raw
+
+
+class TaxonomyData(_Strict):
     categories: list[str] = Field(min_length=1)
     attributes: dict[str, Attribute] = Field(min_length=1)
     scenarios: dict[str, Scenario] = Field(min_length=1)
@@ -66,6 +108,41 @@ class Taxonomy(_Strict):
             if bad:
                 raise _rule(f"scenarios.{k}.attributes", bad, f"attribute keys of taxonomy.attributes")
         return self
+
+
+class Taxonomy(_Strict):
+    """conf/taxonomy/: the taxonomy's ``name`` and its data ``file`` (categories, attributes,
+    scenarios; relative to the project root), a DVC dep of every stage that reads it
+    (testleak/graph.py). The data is a file, not params: ``dvc exp show`` lists every key of
+    params.yaml, and the taxonomy alone made ~115 columns."""
+    name: str = Field(min_length=1)
+    file: str = Field(min_length=1)
+    _data: TaxonomyData | None = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _load(self, info):
+        # composition (check_files) reads and checks the file; a stage loading params.yaml does
+        # not (only the stages that declare the file as a dep read it: Taxonomy.from_config)
+        ctx = info.context or {}
+        if not ctx.get("check_files", True):
+            return self
+        try:
+            self._data = TaxonomyData.model_validate(read_taxonomy(self.file, Path(ctx.get("root") or ".")))
+        except ConfigError as e:
+            raise _rule("file", self.file, f"an existing, valid taxonomy file ({e})") from None
+        return self
+
+    @property
+    def attributes(self) -> dict:
+        return self._data.attributes
+
+    @property
+    def scenarios(self) -> dict:
+        return self._data.scenarios
+
+    @property
+    def categories(self) -> list:
+        return self._data.categories
 
 
 # ----------------------------------------------------------------------------- models
@@ -168,8 +245,11 @@ class RunBudget(_Strict):
 
 class Run(RunPlan):
     """A run of ``experiment.runs`` (a protocol run for one model, by ``${testleak_runs:runs}``):
-    it carries the config of its model under test and its budget."""
-    model: LLM
+    it names its model under test (``model``: the model's name) and where its config is
+    (``model_params``: ``model`` or ``experiment.models.ID``; checked by :class:`Settings`), and
+    carries its budget."""
+    model: str = Field(min_length=1)
+    model_params: str = Field(pattern=r"^(model|experiment\.models\.[A-Za-z0-9_-]+)$")
     budget: RunBudget | None = None
 
 
@@ -591,6 +671,15 @@ class Settings(_Strict):
 
     @model_validator(mode="after")
     def _cross(self):
+        for r, run in self.experiment.runs.items():
+            m = self.model if run.model_params == "model" else self.experiment.models.get(
+                run.model_params.removeprefix("experiment.models."))
+            if m is None or m.name != run.model:
+                raise _rule(f"experiment.runs.{r}.model", run.model,
+                            f"the name of the model config at {run.model_params} "
+                            f"({m.name if m else 'no such key'}): recompose params.yaml with `testleak params`")
+        if self.taxonomy._data is None:   # a stage loading params.yaml: checked at composition
+            return self._cross_models()
         bad = [s for s in self.experiment.scenarios if s not in self.taxonomy.scenarios]
         if bad:
             raise _rule("experiment.scenarios", bad,
@@ -598,6 +687,9 @@ class Settings(_Strict):
         for entity, attr in self.presidio.entities.items():
             if attr is not None and attr not in self.taxonomy.attributes:
                 raise _rule(f"presidio.entities.{entity}", attr, "an attribute of the taxonomy, or null (unmapped)")
+        return self._cross_models()
+
+    def _cross_models(self):
         ref = self.baselines.codexleaks.filter.reference
         if ref != "zlib" and ref not in self.library.division.models:
             raise _rule("baselines.codexleaks.filter.reference", ref,

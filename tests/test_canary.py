@@ -17,9 +17,10 @@ from testleak.canary.plant import SourceFile, plant, sample_files
 from testleak.canary.recall import match_canary, run_recall
 from testleak.canary.values import ATTRIBUTES, make_value
 from testleak.config import compose_dict
+from testleak.taxonomy import taxonomy_data
 from testleak.errors import ConfigError
 
-TAX = compose_dict()["taxonomy"]
+TAX = taxonomy_data(compose_dict())
 
 BODY = '''"""A module."""
 import os
