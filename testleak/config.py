@@ -63,6 +63,10 @@ def _hydra_line(e: Exception, overrides: Sequence[str]) -> str:
     if "override" not in msg.lower():
         msg = f"cannot parse the overrides {' '.join(overrides)!r}: {msg}"
     m = re.match(r"Could not override '([^']+)'", lines[0] if lines else "")
+    if m and m.group(1).split(".")[0] == "canary":
+        return (f"override {next((o for o in overrides if o.lstrip('+~').startswith('canary')), 'canary')!r}: the "
+                "canary group is composed by the canary experiments only (add experiment=canary or "
+                "experiment=canary_tiny)")
     if m:
         key = m.group(1)
         from .settings import _known_keys

@@ -661,7 +661,7 @@ class Settings(_Strict):
     review: Review
     library: Library
     baselines: Baselines
-    canary: Canary
+    canary: Canary | None = None   # composed by the canary experiments only (conf/experiment/canary*.yaml)
     presidio: Presidio
     seed: int
     max_error_share: float = Field(ge=0, le=1)
@@ -671,6 +671,9 @@ class Settings(_Strict):
 
     @model_validator(mode="after")
     def _cross(self):
+        if self.experiment.canary and self.canary is None:
+            raise _rule("canary", None, "the canary group (conf/canary/: the experiment runs the canary stages; "
+                        "compose it in the experiment's defaults: - /canary@_global_.canary: default)")
         for r, run in self.experiment.runs.items():
             m = self.model if run.model_params == "model" else self.experiment.models.get(
                 run.model_params.removeprefix("experiment.models."))

@@ -445,8 +445,11 @@ def test_canary_report_recall_per_duplication_level_and_exposure_band(tmp_path):
 
 
 def test_canary_config_spec_and_exposure_keys(tmp_path):
-    from testleak.config import SPEC_EXAMPLE, compose_dict as cd
+    from testleak.config import SPEC_EXAMPLE, compose_dict
     from testleak.canary.spec import read_spec
+
+    def cd(overrides=()):   # the canary group is composed by the canary experiments
+        return compose_dict(["experiment=canary_tiny", *overrides])
 
     assert cd()["canary"]["spec"] is None and cd()["canary"]["spec_dep"] == SPEC_EXAMPLE
     assert len(read_spec(Path(__file__).parents[1] / SPEC_EXAMPLE, TAX["attributes"])) == 3   # the example is valid
