@@ -36,6 +36,10 @@ experiment.runs 150, model/judge/questioner 90, ...). Hence:
   experiment; :func:`testleak.config.unroll_runs`), and each per-run stage that used to read the
   copy declares ``${item.model_params}`` (``RUN_MODEL``), so a model change reruns exactly the runs
   of that model, as before;
+- likewise the scorer models of the library division (GGUF parts by key) are the file
+  ``library.division.models_file`` names, a dep of the stages that declare ``library`` or that key;
+- the canary group is composed by the canary experiments only (their stages are the only readers;
+  a foreach over an empty ``experiment.canary`` makes no stage, so DVC resolves none of its keys);
 - every stage still declares every key it reads (tests/test_pipeline_graph.py proves it under an
   audit hook); the declarations are not what shrinks ``dvc exp show``, params.yaml is.
 tests/test_graph_params.py bounds the param columns of the default params.yaml.
@@ -66,6 +70,7 @@ RUN = "${key}"                    # the run of a per-run stage (foreach over exp
 RUN_LIBRARY = "${item.library}"   # that run's input library (prior YAML or data/library/<run>.json)
 RUN_MODEL = "${item.model_params}"  # the params key of the run's model config: model or experiment.models.ID
 TAXONOMY = "${taxonomy.file}"     # the taxonomy's data file (conf/taxonomy/*.yaml name it)
+SCORERS = "${library.division.models_file}"   # the scorer models (GGUF) by key (conf/library/*.yaml name it)
 RUN_BUDGET = "${item.budget.reads}"  # what its budget is read from (testleak/equalcost.py: ours' responses stats
                                      # for a baseline under match_ours, else the questions stats, read anyway)
 PACKAGES = ("testleak", "stages")  # project code; everything else is a third-party dependency
@@ -142,7 +147,7 @@ def declarations(paths: Paths | None = None) -> list[Stage]:
               outs=[run_files["responses"], stats("responses")]),
         Stage("candidates", foreach=per_run, args=RUN,
               params=["taxonomy", f"experiment.runs.{RUN}", RUN_MODEL, "baselines.protocol", "baselines.codexleaks.filter",
-                      "presidio", "library.division.models"],
+                      "presidio", "library.division.models_file"],
               deps=[run_files["responses"], stats("responses")],
               outs=[run_files["candidates"], stats("candidates")]),
         Stage("judged", foreach=per_run, args=RUN,
@@ -286,8 +291,11 @@ def code_deps(stage: Stage, root: Path = ROOT) -> list[str]:
 
 # -- dvc.yaml ----------------------------------------------------------------------------------
 def stage_dict(stage: Stage, root: Path = ROOT) -> dict:
-    # a stage that reads the taxonomy (params ``taxonomy``: name and file) reads its data file too
+    # a stage that reads the taxonomy (params ``taxonomy``: name and file) reads its data file too;
+    # one that reads the scorer models (params ``library`` or ``library.division.models_file``) their file
     data = [TAXONOMY] if "taxonomy" in stage.params and TAXONOMY not in stage.deps else []
+    if {"library", "library.division", "library.division.models_file"} & set(stage.params):
+        data.append(SCORERS)
     body: dict = {"cmd": stage.cmd, "deps": code_deps(stage, root) + list(stage.deps) + data,
                   "params": list(stage.params)}
     for k in ("outs", "metrics", "plots"):

@@ -1,7 +1,7 @@
 """`python -m testleak.prepare [MODEL]`: assemble and check the local GGUF files a run needs:
 every local model the composed experiment talks to (``model``, each run's model in
 ``experiment.runs`` - several with ``experiment.models`` -, ``judge`` and ``questioner``),
-once each, and the division scorer's model (``library.division.models[library.division.model]``,
+once each, and the division scorer's model (``library.division.model`` of ``library.division.models_file``,
 unless the scorer is the masked LM). Hosted models need nothing here."""
 
 from __future__ import annotations

@@ -431,6 +431,40 @@ class CausalScorer(_Strict):
     gguf: Gguf
 
 
+def load_yaml_data(file: str, root: Path, what: str) -> dict:
+    """A YAML mapping that params.yaml names by path (relative to the project directory ``root``,
+    else to the testleak source checkout); :class:`ConfigError` naming ``what`` otherwise."""
+    import yaml
+
+    p = Path(file)
+    if not p.is_absolute():
+        p = Path(root) / file if (Path(root) / file).is_file() else _SOURCE_ROOT / file
+    if not p.is_file():
+        raise ConfigError(f"{what} {p} not found (relative to the project root)")
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{what} {p} is not valid YAML: {str(e).splitlines()[0]}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{what} {p} is not a mapping")
+    return data
+
+
+def read_scorer_models(file: str, root: Path) -> dict:
+    """The checked scorer models of ``library.division.models_file`` (key -> :class:`CausalScorer`)."""
+    raw = load_yaml_data(file, root, "scorer models file")
+    bad = []
+    for k, v in raw.items():
+        try:
+            CausalScorer.model_validate(v)
+        except ValidationError as e:
+            err = e.errors(include_url=False)[0]
+            bad.append(f"{k}.{'.'.join(str(x) for x in err['loc'])}: {err['msg']}")
+    if bad or not raw:
+        raise ConfigError(f"scorer models file {file}: {'; '.join(bad) or 'no model'}")
+    return raw
+
+
 class Division(_Strict):
     scorer: str
     mlm_path: str | None = None
@@ -441,12 +475,28 @@ class Division(_Strict):
     max_chars: int = Field(ge=1)
     batch_size: int = Field(ge=1)
     model: str = Field(min_length=1)
-    models: dict[str, CausalScorer] = Field(min_length=1)
+    # the scorer models by key: a data file (testleak/resources/scorer_models.yaml), a DVC dep of the
+    # stages that load a scorer (testleak/graph.py), read and checked at composition
+    models_file: str = Field(min_length=1)
+    _models: dict | None = PrivateAttr(default=None)
+
+    @property
+    def models(self) -> dict | None:
+        """The scorer models by key (None in a stage's load of params.yaml: checked at composition)."""
+        return self._models
 
     @model_validator(mode="after")
-    def _known_model(self):
-        if self.model not in self.models:
-            raise _rule("model", self.model, f"a key of library.division.models ({', '.join(sorted(self.models))})")
+    def _known_model(self, info):
+        ctx = info.context or {}
+        if not ctx.get("check_files", True):
+            return self
+        try:
+            self._models = read_scorer_models(self.models_file, Path(ctx.get("root") or "."))
+        except ConfigError as e:
+            raise _rule("models_file", self.models_file, f"an existing, valid scorer models file ({e})") from None
+        if self.model not in self._models:
+            raise _rule("model", self.model, f"a key of the scorer models {self.models_file} "
+                        f"({', '.join(sorted(self._models))})")
         return self
 
 
@@ -504,7 +554,7 @@ class CodexLeaksFilter(_Strict):
     """CodexLeaks' blind membership-inference filter (testleak/baselines/published.py)."""
     rule: Literal["blind_mi_diff", "rank"]
     blind_mi: BlindMI
-    reference: str = Field(min_length=1)           # zlib | a key of library.division.models (rule rank)
+    reference: str = Field(min_length=1)           # zlib | a key of the scorer models (library.division.models_file) (rule rank)
     top_share: float = Field(gt=0, le=1)           # rule rank
     unranked: Literal["keep", "drop"]
 
@@ -693,18 +743,23 @@ class Settings(_Strict):
         return self._cross_models()
 
     def _cross_models(self):
+        if self.library.division.models is None:   # a stage loading params.yaml: checked at composition
+            return self._cross_budget()
         ref = self.baselines.codexleaks.filter.reference
         if ref != "zlib" and ref not in self.library.division.models:
             raise _rule("baselines.codexleaks.filter.reference", ref,
-                        f"zlib or a key of library.division.models ({', '.join(self.library.division.models)})")
+                        f"zlib or a key of the scorer models (library.division.models_file) ({', '.join(self.library.division.models)})")
         bmi = self.baselines.codexleaks.filter.blind_mi
         if bmi.scorer is not None and bmi.scorer not in self.library.division.models:
             raise _rule("baselines.codexleaks.filter.blind_mi.scorer", bmi.scorer,
-                        f"null or a key of library.division.models ({', '.join(self.library.division.models)})")
+                        f"null or a key of the scorer models (library.division.models_file) ({', '.join(self.library.division.models)})")
         if bmi.nonmembers == "generated" and bmi.scorer is None:
             raise _rule("baselines.codexleaks.filter.blind_mi.scorer", None,
-                        "a key of library.division.models whose GGUF is the target model (nonmembers: generated "
+                        "a key of the scorer models (library.division.models_file) whose GGUF is the target model (nonmembers: generated "
                         f"scores its generated non-members with it): {', '.join(self.library.division.models)}")
+        return self._cross_budget()
+
+    def _cross_budget(self):
         if self.budget.usd is not None:
             for role in ("questioner", "model", "judge"):
                 m = getattr(self, role)
