@@ -38,6 +38,8 @@ experiment.runs 150, model/judge/questioner 90, ...). Hence:
   of that model, as before;
 - likewise the scorer models of the library division (GGUF parts by key) are the file
   ``library.division.models_file`` names, a dep of the stages that declare ``library`` or that key;
+- and Presidio's entity table is the file ``presidio.entities_file`` names, a dep of the stages
+  that declare ``presidio``;
 - the canary group is composed by the canary experiments only (their stages are the only readers;
   a foreach over an empty ``experiment.canary`` makes no stage, so DVC resolves none of its keys);
 - every stage still declares every key it reads (tests/test_pipeline_graph.py proves it under an
@@ -71,6 +73,7 @@ RUN_LIBRARY = "${item.library}"   # that run's input library (prior YAML or data
 RUN_MODEL = "${item.model_params}"  # the params key of the run's model config: model or experiment.models.ID
 TAXONOMY = "${taxonomy.file}"     # the taxonomy's data file (conf/taxonomy/*.yaml name it)
 SCORERS = "${library.division.models_file}"   # the scorer models (GGUF) by key (conf/library/*.yaml name it)
+ENTITIES = "${presidio.entities_file}"        # Presidio's entity table (conf/presidio/*.yaml name it)
 RUN_BUDGET = "${item.budget.reads}"  # what its budget is read from (testleak/equalcost.py: ours' responses stats
                                      # for a baseline under match_ours, else the questions stats, read anyway)
 PACKAGES = ("testleak", "stages")  # project code; everything else is a third-party dependency
@@ -296,6 +299,8 @@ def stage_dict(stage: Stage, root: Path = ROOT) -> dict:
     data = [TAXONOMY] if "taxonomy" in stage.params and TAXONOMY not in stage.deps else []
     if {"library", "library.division", "library.division.models_file"} & set(stage.params):
         data.append(SCORERS)
+    if "presidio" in stage.params:
+        data.append(ENTITIES)
     body: dict = {"cmd": stage.cmd, "deps": code_deps(stage, root) + list(stage.deps) + data,
                   "params": list(stage.params)}
     for k in ("outs", "metrics", "plots"):

@@ -687,7 +687,36 @@ class Presidio(_Strict):
     model: str = Field(min_length=1)        # installed spaCy pipeline package
     language: str = Field(min_length=2)
     score_threshold: float = Field(ge=0, le=1)
-    entities: dict[str, str | None]         # entity type -> attribute; null = unmapped (counted)
+    # entity type -> attribute (null = unmapped, counted): a data file (testleak/resources/
+    # presidio_entities.yaml), a DVC dep of the stages that declare presidio; read at composition
+    entities_file: str = Field(min_length=1)
+    _entities: dict | None = PrivateAttr(default=None)
+
+    @property
+    def entities(self) -> dict | None:
+        """The entity table (None in a stage's load of params.yaml: checked at composition)."""
+        return self._entities
+
+    @model_validator(mode="after")
+    def _load(self, info):
+        ctx = info.context or {}
+        if not ctx.get("check_files", True):
+            return self
+        try:
+            self._entities = read_presidio_entities(self.entities_file, Path(ctx.get("root") or "."))
+        except ConfigError as e:
+            raise _rule("entities_file", self.entities_file, f"an existing, valid entity table ({e})") from None
+        return self
+
+
+def read_presidio_entities(file: str, root: Path) -> dict:
+    """The entity table of ``presidio.entities_file``: ``{entity type: attribute or None}``."""
+    raw = load_yaml_data(file, root, "presidio entities file")
+    bad = [f"{k}: {v!r}" for k, v in raw.items() if not (v is None or (isinstance(v, str) and v))]
+    if bad:
+        raise ConfigError(f"presidio entities file {file}: expected entity type -> attribute or null, got "
+                          + ", ".join(bad))
+    return raw
 
 
 # ----------------------------------------------------------------------------- budget
@@ -737,7 +766,7 @@ class Settings(_Strict):
         if bad:
             raise _rule("experiment.scenarios", bad,
                         f"scenario keys of the taxonomy ({', '.join(self.taxonomy.scenarios)})")
-        for entity, attr in self.presidio.entities.items():
+        for entity, attr in (self.presidio.entities or {}).items():
             if attr is not None and attr not in self.taxonomy.attributes:
                 raise _rule(f"presidio.entities.{entity}", attr, "an attribute of the taxonomy, or null (unmapped)")
         return self._cross_models()
