@@ -17,7 +17,7 @@ characters; ``tmpl_exact`` = share of instances whose abstract template equals t
 ``auc`` = mean per-instance ROC-AUC of value tokens vs other tokens (threshold-free: 0.5 is
 chance), which says whether a scorer separates value from template at all.
 
-Scorers: ``causal_surprisal`` under each GGUF of ``library.division.models`` (Gemma 3 270M
+Scorers: ``causal_surprisal`` under each GGUF of the scorer models (``library.division.models_file``) (Gemma 3 270M
 base: another family than the Qwen models under test; Qwen2.5-Coder-0.5B: the model under
 test itself, listed as a reference that must not be the default), ``fim_pll`` of the Qwen
 model when asked (``--scorers qwen2.5-coder-0.5b:fim``, n rows per instance), and the
@@ -41,6 +41,7 @@ from testleak.config import compose_dict
 from testleak.library import load_library
 from testleak.library.division import MaskedLMScorer, divide, get_scorer
 from testleak.paths import Paths
+from testleak.taxonomy import taxonomy_data
 
 PREFIX = {  # left context per template language (not scored), like the stage's preceding lines
     "python": "def test_fixture():\n", "javascript": "test('fixture', () => {\n", "java": "void testFixture() {\n",
@@ -131,10 +132,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--per-template", type=int, default=2, help="filled instances per prior template")
     ap.add_argument("--scorers", default="gemma3-270m,qwen2.5-coder-0.5b,mlm-random",
-                    help="comma list: a key of library.division.models (causal_surprisal), KEY:fim (fim_pll), mlm-random")
+                    help="comma list: a key of the scorer models, library.division.models_file (causal_surprisal), KEY:fim (fim_pll), mlm-random")
     a = ap.parse_args()
     cfg = compose_dict()
-    div, tax = cfg["library"]["division"], cfg["taxonomy"]
+    div, tax = cfg["library"]["division"], taxonomy_data(cfg)
     slots = {k: v["slot"] for k, v in tax["attributes"].items()}
     insts = instances(load_library(Paths().root / cfg["library"]["prior"]), slots, a.per_template)
     texts, prefixes = [i["text"] for i in insts], [PREFIX.get(i["lang"], "") for i in insts]

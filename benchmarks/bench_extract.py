@@ -73,7 +73,7 @@ def main(argv=None) -> int:
     ap.add_argument("--site", type=Path, default=None,
                     help="directory of Python packages to draw test files from (default: this interpreter's site-packages)")
     a = ap.parse_args(argv)
-    tax = Taxonomy.from_config(yaml.safe_load((ROOT / "conf/taxonomy/paper.yaml").read_text()))
+    tax = Taxonomy.from_config(yaml.safe_load((ROOT / "testleak/resources/taxonomy_paper.yaml").read_text()))
     files = corpus(int(a.limit_mb * 1e6), a.seed, a.site)
     texts = {p: p.read_text(encoding="utf-8", errors="replace") for p in files}
     nbytes = sum(p.stat().st_size for p in files)

@@ -209,7 +209,7 @@ def main(argv=None) -> int:
     ap.add_argument("--cache", type=Path, default=ROOT / ".cache" / "eval")
     ap.add_argument("--json", type=Path, default=None, help="also write the counts here")
     a = ap.parse_args(argv)
-    tax = Taxonomy.from_config(yaml.safe_load((ROOT / "conf/taxonomy/paper.yaml").read_text()))
+    tax = Taxonomy.from_config(yaml.safe_load((ROOT / "testleak/resources/taxonomy_paper.yaml").read_text()))
     result: dict = {}
 
     third = defaultdict(lambda: Counter())

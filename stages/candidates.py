@@ -4,7 +4,7 @@ a baseline's own published filter under ``baselines.protocol: published``.
     python -m stages.candidates RUN
 
 Reads params: taxonomy, experiment.runs.RUN, baselines.protocol, baselines.codexleaks.filter,
-presidio, library.division.models. Reads data/runs/RUN/responses.jsonl; writes
+presidio, library.division.models_file (and the files those name). Reads data/runs/RUN/responses.jsonl; writes
 data/runs/RUN/candidates.jsonl (candidate/1) and candidates_stats.json.
 Library function: :func:`testleak.pipeline.candidates`.
 """

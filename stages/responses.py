@@ -7,7 +7,7 @@ The run's method (``experiment.runs.RUN.method``) is looked up in :mod:`testleak
 ``ablation.scenario_questions`` is false), code turn -> G(c) -> test turn with hints from the
 run's library (``prior`` or a previous run's data/library/<run>.json); ``codexleaks`` and
 ``codebreaker`` prompt with their own templates. The model under test is the run's
-(``experiment.runs.RUN.model``). Library function:
+(the config that ``experiment.runs.RUN.model_params`` names). Library function:
 :func:`testleak.pipeline.responses`.
 
 A baseline's budget is the run's ``budget`` (testleak/equalcost.py): a number of responses, or

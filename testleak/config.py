@@ -63,6 +63,10 @@ def _hydra_line(e: Exception, overrides: Sequence[str]) -> str:
     if "override" not in msg.lower():
         msg = f"cannot parse the overrides {' '.join(overrides)!r}: {msg}"
     m = re.match(r"Could not override '([^']+)'", lines[0] if lines else "")
+    if m and m.group(1).split(".")[0] == "canary":
+        return (f"override {next((o for o in overrides if o.lstrip('+~').startswith('canary')), 'canary')!r}: the "
+                "canary group is composed by the canary experiments only (add experiment=canary or "
+                "experiment=canary_tiny)")
     if m:
         key = m.group(1)
         from .settings import _known_keys
@@ -103,10 +107,20 @@ def _settings_resolver(*, _root_) -> str:
 # conf/experiment/*.yaml write ``runs: ${testleak_runs:runs}`` and ``library_from:
 # ${testleak_runs:library_from}``: this resolver builds them from ``experiment.protocol`` (the runs of
 # one model: method x variant x round) and ``experiment.models`` (model id -> model config, composed
-# from conf/model/ by the experiment's defaults), so every run entry carries its model, as it
-# carries its ablation flags, and a per-run stage reads only its own entry.
+# from conf/model/ by the experiment's defaults). A run entry names its model (``model``: the model's
+# name) and the params key of the model's config (``model_params``: ``model`` for the ``model`` group,
+# ``experiment.models.ID`` for an entry of experiment.models), and carries its ablation flags; it
+# does not copy the model config (``dvc exp show`` lists every key of params.yaml: a copy per run
+# made ~30 columns per run). A per-run stage declares its own entry and ``${item.model_params}``
+# (testleak/graph.py), so changing one model reruns exactly the runs of that model.
 RUNS_RESOLVER = "testleak_runs"
 MODEL_SEP = "--"   # run name = <protocol run>--<model id> when the experiment lists several models
+
+
+def model_params_key(model_id: str | None) -> str:
+    """The params key of a run's model config: ``model`` (the group; experiments that list no
+    models) or ``experiment.models.<id>``."""
+    return "model" if model_id is None else f"experiment.models.{model_id}"
 
 
 def run_name(protocol_run: str, model_id: str | None) -> str:
@@ -136,8 +150,9 @@ def unroll_runs(protocol: dict, models: dict, default_model: dict, libraries: Se
             stem = Path(lib).stem
             if mid is not None and stem in protocol and Path(lib).suffix == ".json":
                 lib = Path(lib).with_name(f"{run_name(stem, mid)}.json").as_posix()
-            runs[run_name(name, mid)] = {**spec, "library": lib,
-                                         "model": dict(models[mid] if mid is not None else default_model)}
+            mcfg = models[mid] if mid is not None else default_model
+            runs[run_name(name, mid)] = {**spec, "library": lib, "model": str(mcfg.get("name")),
+                                         "model_params": model_params_key(mid)}
             if budgets is not None:
                 runs[run_name(name, mid)]["budget"] = budgets[name](mid)
     unknown = [r for r in libraries if r not in protocol]
@@ -294,13 +309,30 @@ def ablation_config(value) -> dict:
 
 
 def run_model(params, run: str) -> dict:
-    """The config of the model under test of ``run`` (``experiment.runs.RUN.model``, resolved at
-    composition: the ``model`` group, or an entry of ``experiment.models``)."""
+    """The config of the model under test of ``run``: the params key its entry names
+    (``experiment.runs.RUN.model_params``: ``model`` or ``experiment.models.ID``, resolved at
+    composition), checked against the model name the entry carries (``experiment.runs.RUN.model``).
+    An entry that carries a model config itself (the canary calibration builds such runs in
+    memory) is that config."""
     spec = run_spec(params, run)
-    if not spec.get("model"):
-        raise ConfigError(f"run {run!r} names no model (experiment.runs.{run}.model): recompose params.yaml "
-                          "with `testleak params` (runs carry their model since experiments list models)")
-    return dict(spec["model"])
+    ref = spec.get("model")
+    if isinstance(ref, Mapping):
+        return dict(ref)
+    key = spec.get("model_params")
+    if not ref or not key:
+        raise ConfigError(f"run {run!r} names no model (experiment.runs.{run}.model / model_params): recompose "
+                          "params.yaml with `testleak params`")
+    cfg = params
+    for part in str(key).split("."):
+        cfg = cfg.get(part) if isinstance(cfg, Mapping) or hasattr(cfg, "get") else None
+        if cfg is None:
+            raise ConfigError(f"experiment.runs.{run}.model_params = {key!r}: no such key in params.yaml; recompose "
+                              "it with `testleak params`")
+    cfg = dict(cfg)
+    if cfg.get("name") != ref:
+        raise ConfigError(f"experiment.runs.{run}.model = {ref!r} but {key}.name = {cfg.get('name')!r}: recompose "
+                          "params.yaml with `testleak params`")
+    return cfg
 
 
 #: the baselines' verification protocols (``baselines.protocol``, testleak/baselines/published.py)

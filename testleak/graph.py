@@ -19,6 +19,33 @@ stage ``foreach: ${experiment.library_from}``, so ``dvc exp run -S experiment=pa
 regenerating it. Paths below are therefore built with the DVC placeholders ``${key}`` (the run),
 ``${item.library}`` (the run's input library) as run names.
 
+What ``dvc exp show`` lists, and so what params.yaml holds. Measured with DVC 3.67 on a scratch
+project (2026-12-01): ``dvc exp show`` lists EVERY leaf key of params.yaml (the default params
+file is collected whole, declared or not; ``--param-deps`` narrows it to the declared keys), but
+of any other params file only the keys dvc.yaml declares; a list is one column. params.yaml is
+what Hydra composes from conf/ (``dvc exp run -S`` writes it), so its size is the column count:
+the default experiment had 619 param columns (taxonomy 115, five copies of the model config in
+experiment.runs 150, model/judge/questioner 90, ...). Hence:
+- data is a file, not params: the taxonomy (categories, attributes with lexicons, scenarios) lives
+  in the file that ``taxonomy.file`` names (conf/taxonomy/<name>.yaml holds only ``name`` and
+  ``file``); every stage that declares the ``taxonomy`` params also depends on ``${taxonomy.file}``
+  (added by :func:`stage_dict`), so editing the file reruns exactly the stages that read it and
+  ``-S taxonomy=<name>`` still switches it;
+- a run references its model instead of copying it: ``experiment.runs.RUN`` holds ``model`` (the
+  model's name) and ``model_params`` (``model``, or ``experiment.models.ID`` in a multi-model
+  experiment; :func:`testleak.config.unroll_runs`), and each per-run stage that used to read the
+  copy declares ``${item.model_params}`` (``RUN_MODEL``), so a model change reruns exactly the runs
+  of that model, as before;
+- likewise the scorer models of the library division (GGUF parts by key) are the file
+  ``library.division.models_file`` names, a dep of the stages that declare ``library`` or that key;
+- and Presidio's entity table is the file ``presidio.entities_file`` names, a dep of the stages
+  that declare ``presidio``;
+- the canary group is composed by the canary experiments only (their stages are the only readers;
+  a foreach over an empty ``experiment.canary`` makes no stage, so DVC resolves none of its keys);
+- every stage still declares every key it reads (tests/test_pipeline_graph.py proves it under an
+  audit hook); the declarations are not what shrinks ``dvc exp show``, params.yaml is.
+tests/test_graph_params.py bounds the param columns of the default params.yaml.
+
 Not artifacts (never deps or outs; the graph test ignores them): params.yaml (read through
 ``testleak.stage.load_stage_params`` and checked key by key), the caches under $TESTLEAK_CACHE (LLM answers, search
 answers, models: keyed by their full request), and logs/ (call logs with timestamps).
@@ -43,6 +70,10 @@ from .paths import Paths
 
 RUN = "${key}"                    # the run of a per-run stage (foreach over experiment.runs)
 RUN_LIBRARY = "${item.library}"   # that run's input library (prior YAML or data/library/<run>.json)
+RUN_MODEL = "${item.model_params}"  # the params key of the run's model config: model or experiment.models.ID
+TAXONOMY = "${taxonomy.file}"     # the taxonomy's data file (conf/taxonomy/*.yaml name it)
+SCORERS = "${library.division.models_file}"   # the scorer models (GGUF) by key (conf/library/*.yaml name it)
+ENTITIES = "${presidio.entities_file}"        # Presidio's entity table (conf/presidio/*.yaml name it)
 RUN_BUDGET = "${item.budget.reads}"  # what its budget is read from (testleak/equalcost.py: ours' responses stats
                                      # for a baseline under match_ours, else the questions stats, read anyway)
 PACKAGES = ("testleak", "stages")  # project code; everything else is a third-party dependency
@@ -108,7 +139,7 @@ def declarations(paths: Paths | None = None) -> list[Stage]:
               deps=["pyproject.toml"],
               outs=["${verifier.index}", r(paths.index_manifest), r(paths.index_stats)]),
         Stage("responses", foreach=per_run, args=RUN,
-              params=["seed", "taxonomy", "baselines", "max_error_share", f"experiment.runs.{RUN}",
+              params=["seed", "taxonomy", "baselines", "max_error_share", f"experiment.runs.{RUN}", RUN_MODEL,
                       "experiment.scenarios",
                       "experiment.questions_per_scenario", "experiment.tests_per_function",
                       "experiment.functions_per_response", "experiment.hints_per_attribute",
@@ -118,13 +149,13 @@ def declarations(paths: Paths | None = None) -> list[Stage]:
                     RUN_LIBRARY, RUN_BUDGET],
               outs=[run_files["responses"], stats("responses")]),
         Stage("candidates", foreach=per_run, args=RUN,
-              params=["taxonomy", f"experiment.runs.{RUN}", "baselines.protocol", "baselines.codexleaks.filter",
-                      "presidio", "library.division.models"],
+              params=["taxonomy", f"experiment.runs.{RUN}", RUN_MODEL, "baselines.protocol", "baselines.codexleaks.filter",
+                      "presidio", "library.division.models_file"],
               deps=[run_files["responses"], stats("responses")],
               outs=[run_files["candidates"], stats("candidates")]),
         Stage("judged", foreach=per_run, args=RUN,
               params=["seed", "taxonomy", "judge", "verifier.judge_mode", "verifier.judge", "library.prior",
-                      "max_error_share", "budget", "experiment.name", f"experiment.runs.{RUN}", "baselines.protocol"],
+                      "max_error_share", "budget", "experiment.name", f"experiment.runs.{RUN}", RUN_MODEL, "baselines.protocol"],
               deps=[res("placeholders.yaml"), r(paths.library("prior")), run_files["candidates"], stats("candidates")],
               outs=[run_files["judged"], stats("judged")]),
         Stage("verified", foreach=per_run, args=RUN,
@@ -145,7 +176,7 @@ def declarations(paths: Paths | None = None) -> list[Stage]:
               outs=[r(paths.library("${key}")), r(paths.library_divisions("${key}"))]
               + [_nocache(r(p)) for p in paths.library_figures("${key}")] + [r(paths.library_stats("${key}"))]),
         Stage("metrics", foreach=per_run, args=RUN,
-              params=["experiment.name", f"experiment.runs.{RUN}", "experiment.scenarios",
+              params=["experiment.name", f"experiment.runs.{RUN}", RUN_MODEL, "experiment.scenarios",
                       "experiment.questions_per_scenario", "experiment.tests_per_function",
                       "ablation.name", "judge.name",
                       "verifier.backend", "review.policy", "taxonomy"],
@@ -263,7 +294,15 @@ def code_deps(stage: Stage, root: Path = ROOT) -> list[str]:
 
 # -- dvc.yaml ----------------------------------------------------------------------------------
 def stage_dict(stage: Stage, root: Path = ROOT) -> dict:
-    body: dict = {"cmd": stage.cmd, "deps": code_deps(stage, root) + list(stage.deps), "params": list(stage.params)}
+    # a stage that reads the taxonomy (params ``taxonomy``: name and file) reads its data file too;
+    # one that reads the scorer models (params ``library`` or ``library.division.models_file``) their file
+    data = [TAXONOMY] if "taxonomy" in stage.params and TAXONOMY not in stage.deps else []
+    if {"library", "library.division", "library.division.models_file"} & set(stage.params):
+        data.append(SCORERS)
+    if "presidio" in stage.params:
+        data.append(ENTITIES)
+    body: dict = {"cmd": stage.cmd, "deps": code_deps(stage, root) + list(stage.deps) + data,
+                  "params": list(stage.params)}
     for k in ("outs", "metrics", "plots"):
         if getattr(stage, k):
             body[k] = list(getattr(stage, k))

@@ -1,14 +1,14 @@
 """`python -m testleak.prepare [MODEL]`: assemble and check the local GGUF files a run needs:
 every local model the composed experiment talks to (``model``, each run's model in
 ``experiment.runs`` - several with ``experiment.models`` -, ``judge`` and ``questioner``),
-once each, and the division scorer's model (``library.division.models[library.division.model]``,
+once each, and the division scorer's model (``library.division.model`` of ``library.division.models_file``,
 unless the scorer is the masked LM). Hosted models need nothing here."""
 
 from __future__ import annotations
 
 import sys
 
-from .config import compose_dict
+from .config import compose_dict, run_model
 from .errors import TestleakError
 from .library.division import scorer_model_cfg
 from .paths import Paths
@@ -18,7 +18,7 @@ from .llm.local import ensure_model
 def local_models(cfg: dict) -> list[tuple[str, dict]]:
     """(role, model config) of every distinct local model of the composition, in order."""
     roles = [("model", cfg["model"])]
-    roles += [(f"model of run {run}", spec["model"]) for run, spec in (cfg["experiment"].get("runs") or {}).items()
+    roles += [(f"model of run {run}", run_model(cfg, run)) for run, spec in (cfg["experiment"].get("runs") or {}).items()
               if spec.get("model")]
     roles += [(key, cfg[key]) for key in ("judge", "questioner") if cfg.get(key)]
     seen, out = set(), []

@@ -90,9 +90,16 @@ def engine(cfg: Mapping[str, Any] | None = None):
 
 
 def mapping(cfg: Mapping[str, Any] | None = None) -> dict[str, str | None]:
-    """``{entity_type: attribute or None}`` of ``cfg.entities``."""
+    """``{entity_type: attribute or None}``: the table of ``cfg.entities_file`` (relative to the
+    project root; a DVC dep of the stages that declare ``presidio``), or ``cfg.entities`` given in
+    place."""
     cfg = default_config() if cfg is None else cfg
     ents = cfg.get("entities")
+    if ents is None and cfg.get("entities_file"):
+        from .config import project_root
+        from .settings import read_presidio_entities
+
+        ents = read_presidio_entities(str(cfg["entities_file"]), project_root())
     if not isinstance(ents, Mapping):
         raise ConfigError(f"presidio.entities = {ents!r}: expected a mapping of Presidio entity types to attributes")
     return {str(k): (None if v is None else str(v)) for k, v in ents.items()}

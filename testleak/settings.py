@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal, Mapping, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from .errors import ConfigError
 
@@ -51,7 +51,49 @@ class Scenario(_Strict):
     attributes: list[str] = Field(min_length=1)
 
 
-class Taxonomy(_Strict):
+_SOURCE_ROOT = Path(__file__).resolve().parent.parent   # testleak.config.ROOT (no import: no cycle)
+
+
+def load_taxonomy_file(file: str, root: Path) -> dict:
+    """The data of a taxonomy file (``taxonomy.file`` of params.yaml: categories, attributes,
+    scenarios), relative to the project directory ``root``, else to the testleak source checkout. Stages that
+    read it declare ``${taxonomy.file}`` as a DVC dep (testleak/graph.py)."""
+    import yaml
+
+    p = Path(file)
+    if not p.is_absolute():
+        # the project's file; a project directory without it (TESTLEAK_ROOT elsewhere) uses the
+        # one shipped with the testleak source
+        p = Path(root) / file if (Path(root) / file).is_file() else _SOURCE_ROOT / file
+    if not p.is_file():
+        raise ConfigError(f"taxonomy file {p} not found (taxonomy.file: relative to the project root)")
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except yaml.YAMLError as e:
+        raise ConfigError(f"taxonomy file {p} is not valid YAML: {str(e).splitlines()[0]}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"taxonomy file {p} is not a mapping (categories, attributes, scenarios)")
+    return data
+
+
+
+def read_taxonomy(file: str, root: Path) -> dict:
+    """The checked data of a taxonomy file (:func:`load_taxonomy_file`, then :class:`TaxonomyData`);
+    :class:`ConfigError` with one line naming the file and the first problem."""
+    raw = load_taxonomy_file(file, root)
+    try:
+        TaxonomyData.model_validate(raw)
+    except ValidationError as e:
+        err = e.errors(include_url=False)[0]
+        loc = [str(x) for x in err["loc"]]
+        exc = (err.get("ctx") or {}).get("error")
+        what = (f"{'.'.join(loc + [exc.key])} = {_fmt(exc.value)}: expected {exc.expected}"
+                if isinstance(exc, _Rule) else f"{'.'.join(loc)}: {err['msg']}")
+        raise ConfigError(f"taxonomy file {file}: {what}") from None
+    return raw
+
+
+class TaxonomyData(_Strict):
     categories: list[str] = Field(min_length=1)
     attributes: dict[str, Attribute] = Field(min_length=1)
     scenarios: dict[str, Scenario] = Field(min_length=1)
@@ -66,6 +108,41 @@ class Taxonomy(_Strict):
             if bad:
                 raise _rule(f"scenarios.{k}.attributes", bad, f"attribute keys of taxonomy.attributes")
         return self
+
+
+class Taxonomy(_Strict):
+    """conf/taxonomy/: the taxonomy's ``name`` and its data ``file`` (categories, attributes,
+    scenarios; relative to the project root), a DVC dep of every stage that reads it
+    (testleak/graph.py). The data is a file, not params: ``dvc exp show`` lists every key of
+    params.yaml, and the taxonomy alone made ~115 columns."""
+    name: str = Field(min_length=1)
+    file: str = Field(min_length=1)
+    _data: TaxonomyData | None = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _load(self, info):
+        # composition (check_files) reads and checks the file; a stage loading params.yaml does
+        # not (only the stages that declare the file as a dep read it: Taxonomy.from_config)
+        ctx = info.context or {}
+        if not ctx.get("check_files", True):
+            return self
+        try:
+            self._data = TaxonomyData.model_validate(read_taxonomy(self.file, Path(ctx.get("root") or ".")))
+        except ConfigError as e:
+            raise _rule("file", self.file, f"an existing, valid taxonomy file ({e})") from None
+        return self
+
+    @property
+    def attributes(self) -> dict:
+        return self._data.attributes
+
+    @property
+    def scenarios(self) -> dict:
+        return self._data.scenarios
+
+    @property
+    def categories(self) -> list:
+        return self._data.categories
 
 
 # ----------------------------------------------------------------------------- models
@@ -168,8 +245,11 @@ class RunBudget(_Strict):
 
 class Run(RunPlan):
     """A run of ``experiment.runs`` (a protocol run for one model, by ``${testleak_runs:runs}``):
-    it carries the config of its model under test and its budget."""
-    model: LLM
+    it names its model under test (``model``: the model's name) and where its config is
+    (``model_params``: ``model`` or ``experiment.models.ID``; checked by :class:`Settings`), and
+    carries its budget."""
+    model: str = Field(min_length=1)
+    model_params: str = Field(pattern=r"^(model|experiment\.models\.[A-Za-z0-9_-]+)$")
     budget: RunBudget | None = None
 
 
@@ -351,6 +431,40 @@ class CausalScorer(_Strict):
     gguf: Gguf
 
 
+def load_yaml_data(file: str, root: Path, what: str) -> dict:
+    """A YAML mapping that params.yaml names by path (relative to the project directory ``root``,
+    else to the testleak source checkout); :class:`ConfigError` naming ``what`` otherwise."""
+    import yaml
+
+    p = Path(file)
+    if not p.is_absolute():
+        p = Path(root) / file if (Path(root) / file).is_file() else _SOURCE_ROOT / file
+    if not p.is_file():
+        raise ConfigError(f"{what} {p} not found (relative to the project root)")
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{what} {p} is not valid YAML: {str(e).splitlines()[0]}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{what} {p} is not a mapping")
+    return data
+
+
+def read_scorer_models(file: str, root: Path) -> dict:
+    """The checked scorer models of ``library.division.models_file`` (key -> :class:`CausalScorer`)."""
+    raw = load_yaml_data(file, root, "scorer models file")
+    bad = []
+    for k, v in raw.items():
+        try:
+            CausalScorer.model_validate(v)
+        except ValidationError as e:
+            err = e.errors(include_url=False)[0]
+            bad.append(f"{k}.{'.'.join(str(x) for x in err['loc'])}: {err['msg']}")
+    if bad or not raw:
+        raise ConfigError(f"scorer models file {file}: {'; '.join(bad) or 'no model'}")
+    return raw
+
+
 class Division(_Strict):
     scorer: str
     mlm_path: str | None = None
@@ -361,12 +475,28 @@ class Division(_Strict):
     max_chars: int = Field(ge=1)
     batch_size: int = Field(ge=1)
     model: str = Field(min_length=1)
-    models: dict[str, CausalScorer] = Field(min_length=1)
+    # the scorer models by key: a data file (testleak/resources/scorer_models.yaml), a DVC dep of the
+    # stages that load a scorer (testleak/graph.py), read and checked at composition
+    models_file: str = Field(min_length=1)
+    _models: dict | None = PrivateAttr(default=None)
+
+    @property
+    def models(self) -> dict | None:
+        """The scorer models by key (None in a stage's load of params.yaml: checked at composition)."""
+        return self._models
 
     @model_validator(mode="after")
-    def _known_model(self):
-        if self.model not in self.models:
-            raise _rule("model", self.model, f"a key of library.division.models ({', '.join(sorted(self.models))})")
+    def _known_model(self, info):
+        ctx = info.context or {}
+        if not ctx.get("check_files", True):
+            return self
+        try:
+            self._models = read_scorer_models(self.models_file, Path(ctx.get("root") or "."))
+        except ConfigError as e:
+            raise _rule("models_file", self.models_file, f"an existing, valid scorer models file ({e})") from None
+        if self.model not in self._models:
+            raise _rule("model", self.model, f"a key of the scorer models {self.models_file} "
+                        f"({', '.join(sorted(self._models))})")
         return self
 
 
@@ -424,7 +554,7 @@ class CodexLeaksFilter(_Strict):
     """CodexLeaks' blind membership-inference filter (testleak/baselines/published.py)."""
     rule: Literal["blind_mi_diff", "rank"]
     blind_mi: BlindMI
-    reference: str = Field(min_length=1)           # zlib | a key of library.division.models (rule rank)
+    reference: str = Field(min_length=1)           # zlib | a key of the scorer models (library.division.models_file) (rule rank)
     top_share: float = Field(gt=0, le=1)           # rule rank
     unranked: Literal["keep", "drop"]
 
@@ -557,7 +687,36 @@ class Presidio(_Strict):
     model: str = Field(min_length=1)        # installed spaCy pipeline package
     language: str = Field(min_length=2)
     score_threshold: float = Field(ge=0, le=1)
-    entities: dict[str, str | None]         # entity type -> attribute; null = unmapped (counted)
+    # entity type -> attribute (null = unmapped, counted): a data file (testleak/resources/
+    # presidio_entities.yaml), a DVC dep of the stages that declare presidio; read at composition
+    entities_file: str = Field(min_length=1)
+    _entities: dict | None = PrivateAttr(default=None)
+
+    @property
+    def entities(self) -> dict | None:
+        """The entity table (None in a stage's load of params.yaml: checked at composition)."""
+        return self._entities
+
+    @model_validator(mode="after")
+    def _load(self, info):
+        ctx = info.context or {}
+        if not ctx.get("check_files", True):
+            return self
+        try:
+            self._entities = read_presidio_entities(self.entities_file, Path(ctx.get("root") or "."))
+        except ConfigError as e:
+            raise _rule("entities_file", self.entities_file, f"an existing, valid entity table ({e})") from None
+        return self
+
+
+def read_presidio_entities(file: str, root: Path) -> dict:
+    """The entity table of ``presidio.entities_file``: ``{entity type: attribute or None}``."""
+    raw = load_yaml_data(file, root, "presidio entities file")
+    bad = [f"{k}: {v!r}" for k, v in raw.items() if not (v is None or (isinstance(v, str) and v))]
+    if bad:
+        raise ConfigError(f"presidio entities file {file}: expected entity type -> attribute or null, got "
+                          + ", ".join(bad))
+    return raw
 
 
 # ----------------------------------------------------------------------------- budget
@@ -581,7 +740,7 @@ class Settings(_Strict):
     review: Review
     library: Library
     baselines: Baselines
-    canary: Canary
+    canary: Canary | None = None   # composed by the canary experiments only (conf/experiment/canary*.yaml)
     presidio: Presidio
     seed: int
     max_error_share: float = Field(ge=0, le=1)
@@ -591,25 +750,45 @@ class Settings(_Strict):
 
     @model_validator(mode="after")
     def _cross(self):
+        if self.experiment.canary and self.canary is None:
+            raise _rule("canary", None, "the canary group (conf/canary/: the experiment runs the canary stages; "
+                        "compose it in the experiment's defaults: - /canary@_global_.canary: default)")
+        for r, run in self.experiment.runs.items():
+            m = self.model if run.model_params == "model" else self.experiment.models.get(
+                run.model_params.removeprefix("experiment.models."))
+            if m is None or m.name != run.model:
+                raise _rule(f"experiment.runs.{r}.model", run.model,
+                            f"the name of the model config at {run.model_params} "
+                            f"({m.name if m else 'no such key'}): recompose params.yaml with `testleak params`")
+        if self.taxonomy._data is None:   # a stage loading params.yaml: checked at composition
+            return self._cross_models()
         bad = [s for s in self.experiment.scenarios if s not in self.taxonomy.scenarios]
         if bad:
             raise _rule("experiment.scenarios", bad,
                         f"scenario keys of the taxonomy ({', '.join(self.taxonomy.scenarios)})")
-        for entity, attr in self.presidio.entities.items():
+        for entity, attr in (self.presidio.entities or {}).items():
             if attr is not None and attr not in self.taxonomy.attributes:
                 raise _rule(f"presidio.entities.{entity}", attr, "an attribute of the taxonomy, or null (unmapped)")
+        return self._cross_models()
+
+    def _cross_models(self):
+        if self.library.division.models is None:   # a stage loading params.yaml: checked at composition
+            return self._cross_budget()
         ref = self.baselines.codexleaks.filter.reference
         if ref != "zlib" and ref not in self.library.division.models:
             raise _rule("baselines.codexleaks.filter.reference", ref,
-                        f"zlib or a key of library.division.models ({', '.join(self.library.division.models)})")
+                        f"zlib or a key of the scorer models (library.division.models_file) ({', '.join(self.library.division.models)})")
         bmi = self.baselines.codexleaks.filter.blind_mi
         if bmi.scorer is not None and bmi.scorer not in self.library.division.models:
             raise _rule("baselines.codexleaks.filter.blind_mi.scorer", bmi.scorer,
-                        f"null or a key of library.division.models ({', '.join(self.library.division.models)})")
+                        f"null or a key of the scorer models (library.division.models_file) ({', '.join(self.library.division.models)})")
         if bmi.nonmembers == "generated" and bmi.scorer is None:
             raise _rule("baselines.codexleaks.filter.blind_mi.scorer", None,
-                        "a key of library.division.models whose GGUF is the target model (nonmembers: generated "
+                        "a key of the scorer models (library.division.models_file) whose GGUF is the target model (nonmembers: generated "
                         f"scores its generated non-members with it): {', '.join(self.library.division.models)}")
+        return self._cross_budget()
+
+    def _cross_budget(self):
         if self.budget.usd is not None:
             for role in ("questioner", "model", "judge"):
                 m = getattr(self, role)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from pathlib import Path
 from functools import cached_property
 
 from .errors import ConfigError
@@ -48,6 +49,19 @@ def normalize_identifier(name: str) -> str:
     return "_".join(p for p in _SPLIT.split(s) if p).lower()
 
 
+def taxonomy_data(cfg, root: Path | None = None) -> dict:
+    """The taxonomy's data (categories, attributes, scenarios) of the composed params: the file
+    ``taxonomy.file`` names, read relative to ``root`` (default: the project root). ``cfg`` may
+    also be the ``taxonomy`` group itself or the data."""
+    t = cfg["taxonomy"] if "taxonomy" in cfg else cfg
+    if "file" in t and "attributes" not in t:
+        from .config import project_root
+        from .settings import read_taxonomy
+
+        return read_taxonomy(t["file"], root or project_root())
+    return t
+
+
 @dataclass(frozen=True)
 class Taxonomy:
     attributes: dict[str, Attribute]
@@ -55,8 +69,11 @@ class Taxonomy:
     categories: tuple[str, ...] = field(default=("identifiable", "private", "secret"))
 
     @classmethod
-    def from_config(cls, cfg) -> "Taxonomy":
-        t = cfg["taxonomy"] if "taxonomy" in cfg else cfg
+    def from_config(cls, cfg, root: Path | None = None) -> "Taxonomy":
+        """The taxonomy of the composed params (``taxonomy.file``, read relative to ``root``,
+        default the project root), of a ``{name, file}`` mapping, or of the data itself (the
+        taxonomy file's content)."""
+        t = taxonomy_data(cfg, root)
         attrs = {
             k: Attribute(k, v["category"], v["label"], v["slot"], v["description"], tuple(v["lexicon"]),
                          tuple(v.get("lexicon_i18n") or ()))

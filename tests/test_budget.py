@@ -19,7 +19,7 @@ from testleak.llm.budget import Meter, cost_usd, estimate_prompt_tokens
 from testleak.records import read_jsonl, write_jsonl
 from tests.fake_openai import FakeOpenAI
 from tests.project import env_for, make_project, shared_cache
-from tests.test_stages import fake_model, project  # noqa: F401  (the fixture of a tiny project)
+from tests.test_stages import fake_model, project, use_model  # noqa: F401  (the fixture of a tiny project)
 
 CODE = "```python\ndef save_user(email, password):\n    return {'email': email, 'password': password}\n```"
 TESTS = ("```python\ndef test_save_user():\n    assert save_user('mila.k@tutanota.de', 'Hx7#pq2!')['email']"
@@ -43,8 +43,8 @@ def _fake_model(p: dict, srv: FakeOpenAI) -> None:
                                  "source": "test"}})
     p["model"]["sampling"]["max_tokens"] = MAX_TOKENS
     p["model"]["limits"].update({"concurrency": 1, "max_retries": 0, "timeout": 30})
-    # one run of ours, carrying its model as composition writes it (experiment.runs.RUN.model)
-    p["experiment"]["runs"] = {"ours": {**p["experiment"]["runs"]["ours"], "model": dict(p["model"])}}
+    # one run of ours, naming its model as composition writes it (experiment.runs.RUN.model, model_params)
+    p["experiment"]["runs"] = {"ours": {**p["experiment"]["runs"]["ours"], "model": p["model"]["name"], "model_params": "model"}}
 
 
 def _set_budget(proj, **cap) -> None:
@@ -158,8 +158,8 @@ def test_metrics_report_cost_per_confirmed_leak(project):  # noqa: F811
     write_jsonl(paths.questions, qs, kind="question")
     with FakeOpenAI() as srv:
         srv.default_text = CODE_AND_TESTS
-        # the run's model under test (experiment.runs.RUN.model, as composition writes it), priced
-        configure(lambda p: p["experiment"]["runs"][RUN].update(model={**fake_model(srv.base_url), "price": price}))
+        # the run's model under test (the model group its entry references), priced
+        configure(lambda p: use_model(p, {**fake_model(srv.base_url), "price": price}))
         assert run_stage("responses", RUN) == 0
         for stage in ("candidates", "judged", "index", "verified", "confirmed", "metrics"):
             assert run_stage(stage, *([] if stage == "index" else [RUN])) in (0, None)

@@ -17,9 +17,10 @@ from testleak.canary.plant import SourceFile, plant, sample_files
 from testleak.canary.recall import match_canary, run_recall
 from testleak.canary.values import ATTRIBUTES, make_value
 from testleak.config import compose_dict
+from testleak.taxonomy import taxonomy_data
 from testleak.errors import ConfigError
 
-TAX = compose_dict()["taxonomy"]
+TAX = taxonomy_data(compose_dict())
 
 BODY = '''"""A module."""
 import os
@@ -444,8 +445,11 @@ def test_canary_report_recall_per_duplication_level_and_exposure_band(tmp_path):
 
 
 def test_canary_config_spec_and_exposure_keys(tmp_path):
-    from testleak.config import SPEC_EXAMPLE, compose_dict as cd
+    from testleak.config import SPEC_EXAMPLE, compose_dict
     from testleak.canary.spec import read_spec
+
+    def cd(overrides=()):   # the canary group is composed by the canary experiments
+        return compose_dict(["experiment=canary_tiny", *overrides])
 
     assert cd()["canary"]["spec"] is None and cd()["canary"]["spec_dep"] == SPEC_EXAMPLE
     assert len(read_spec(Path(__file__).parents[1] / SPEC_EXAMPLE, TAX["attributes"])) == 3   # the example is valid

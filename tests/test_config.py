@@ -27,8 +27,10 @@ def test_every_group_option_composes(tmp_path, monkeypatch):
     monkeypatch.setenv("TESTLEAK_ROOT", str(tmp_path))
     for group in sorted(p.name for p in CONF_DIR.iterdir() if p.is_dir()):
         for option in sorted(p.stem for p in (CONF_DIR / group).glob("*.yaml")):
-            cfg = compose_dict([f"{group}={option}"])
+            # the canary group is composed by the canary experiments only
+            cfg = compose_dict(["experiment=canary_tiny"] * (group == "canary") + [f"{group}={option}"])
             assert group in cfg
+    assert "canary" not in compose_dict([])   # no canary stage in the default experiment: no canary params
 
 
 def test_unknown_option_fails_with_choices():

@@ -42,8 +42,8 @@ def test_questions_responses_candidates_through_dvc_repro(tmp_path, session_cach
 
 def _baseline_runs(p):
     lib = "testleak/resources/prior_library.yaml"
-    p["experiment"]["runs"] = {"codexleaks": {"method": "codexleaks", "round": 0, "library": lib, "model": p["model"]},
-                               "codebreaker": {"method": "codebreaker", "round": 0, "library": lib, "model": p["model"]}}
+    p["experiment"]["runs"] = {"codexleaks": {"method": "codexleaks", "round": 0, "library": lib, "model": p["model"]["name"], "model_params": "model"},
+                               "codebreaker": {"method": "codebreaker", "round": 0, "library": lib, "model": p["model"]["name"], "model_params": "model"}}
     p["experiment"]["library_from"] = {}
     p["experiment"]["baseline_budget"] = 3
     p["baselines"]["codexleaks"]["samples_per_prompt"] = 3

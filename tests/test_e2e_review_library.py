@@ -43,7 +43,7 @@ def test_review_then_library_round_through_dvc(tmp_path):
         p["verifier"]["judge_mode"] = "rules"
         p["verifier"]["local"].update({"corpus": "dirs", "dirs": [str(corpus)]})
         p["review"].update({"policy": "both_yes", "reviewers": ["r1", "r2"]})
-        p["experiment"]["runs"] = {"ours": {"method": "ours", "round": 0, "model": p["model"],
+        p["experiment"]["runs"] = {"ours": {"method": "ours", "round": 0, "model": p["model"]["name"], "model_params": "model",
                                             "library": "testleak/resources/prior_library.yaml"}}
         p["experiment"]["library_from"] = {"ours": {"library": p["experiment"]["runs"]["ours"]["library"]}}
 

@@ -217,7 +217,7 @@ def test_the_files_budgets_are_read_from_are_where_paths_puts_them():
 # ----------------------------------------------------------------------------- elicitation seeds (issue 15)
 
 def _seeded_runs(p: dict, seeds) -> dict:
-    p["experiment"]["runs"] = {f"{m}_s{s}": {"method": m, "round": 0, "library": "prior", "model": dict(p["model"]),
+    p["experiment"]["runs"] = {f"{m}_s{s}": {"method": m, "round": 0, "library": "prior", "model": p["model"]["name"], "model_params": "model",
                                              "elicitation_seed": s}
                                for m in ("ours", "codexleaks") for s in seeds}
     return p

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(scope="module")
 def tax() -> Taxonomy:
-    return Taxonomy.from_config(yaml.safe_load((ROOT / "conf/taxonomy/paper.yaml").read_text()))
+    return Taxonomy.from_config(yaml.safe_load((ROOT / "testleak/resources/taxonomy_paper.yaml").read_text()))
 
 
 def vals(cands):
@@ -198,7 +198,7 @@ def test_never_raises_on_python_like_source(src):
         assert c["attribute"] in _TAX.attributes
 
 
-_TAX = Taxonomy.from_config(yaml.safe_load((ROOT / "conf/taxonomy/paper.yaml").read_text()))
+_TAX = Taxonomy.from_config(yaml.safe_load((ROOT / "testleak/resources/taxonomy_paper.yaml").read_text()))
 
 
 def test_baseline_record_reads_prompt_plus_continuation(tax):

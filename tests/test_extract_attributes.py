@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(scope="module")
 def tax() -> Taxonomy:
-    return Taxonomy.from_config(yaml.safe_load((ROOT / "conf/taxonomy/paper.yaml").read_text()))
+    return Taxonomy.from_config(yaml.safe_load((ROOT / "testleak/resources/taxonomy_paper.yaml").read_text()))
 
 
 # (attribute, language, snippet, [(value, attribute, pattern), ...])

@@ -21,7 +21,7 @@ RIC = "11010519491231002X"  # checksum-valid Chinese resident ID
 
 @pytest.fixture(scope="module")
 def tax() -> Taxonomy:
-    return Taxonomy.from_config(yaml.safe_load((ROOT / "conf/taxonomy/paper.yaml").read_text()))
+    return Taxonomy.from_config(yaml.safe_load((ROOT / "testleak/resources/taxonomy_paper.yaml").read_text()))
 
 
 def got(tax, code, lang):
@@ -103,7 +103,7 @@ def test_plural_and_collection_keys(tax):
         ("Tr0ub4dor&3", "password", "lexicon"), ("hunter2!!", "password", "lexicon")]
 
 
-# key lexicons in Chinese, German, French and Spanish (conf/taxonomy/paper.yaml lexicon_i18n)
+# key lexicons in Chinese, German, French and Spanish (testleak/resources/taxonomy_paper.yaml lexicon_i18n)
 MULTILINGUAL = [
     ("json", '{"登录密码": "Tr0ub4dor&3", "家庭住址": "北京市朝阳区建国路88号", "用户名": "zhangsan88"}',
      [("Tr0ub4dor&3", "password"), ("北京市朝阳区建国路88号", "address"), ("zhangsan88", "username")]),

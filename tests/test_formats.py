@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(scope="module")
 def taxonomy():
-    return Taxonomy.from_config(yaml.safe_load((ROOT / "conf/taxonomy/paper.yaml").read_text()))
+    return Taxonomy.from_config(yaml.safe_load((ROOT / "testleak/resources/taxonomy_paper.yaml").read_text()))
 
 
 def _card(prefix: str, n: int) -> str:

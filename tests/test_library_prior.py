@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from testleak.config import compose_dict
+from testleak.taxonomy import taxonomy_data
 from testleak.errors import ConfigError, DataError
 from testleak.library import load_library, sample_hints
 from testleak.paths import Paths
@@ -17,7 +18,7 @@ PRIOR = Paths().library("prior")
 
 @pytest.fixture(scope="module")
 def taxonomy():
-    return compose_dict()["taxonomy"]["attributes"]
+    return taxonomy_data(compose_dict())["attributes"]
 
 
 @pytest.fixture(scope="module")

@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from testleak.config import compose_dict
+from testleak.taxonomy import taxonomy_data
 from testleak.library import load_library, parse_library
 from testleak.library.clustering import get_encoder
 from testleak.library.division import MaskedLMScorer
@@ -52,7 +53,7 @@ def test_build_round_adds_divided_items_with_their_run(tiny_scorer):
     params = compose_dict()
     lib_cfg = params["library"]
     prior = load_library(Paths().library("prior"))
-    slots = {k: v["slot"] for k, v in params["taxonomy"]["attributes"].items()}
+    slots = {k: v["slot"] for k, v in taxonomy_data(params)["attributes"].items()}
     phone = "+44 7700 900123"
     line = '    contact = {"phone": "+44 7700 900123"}'
     inst = [{"candidate_id": "r1:1", "attribute": "phone", "language": "python", "response_id": "r1", "status": "ok",

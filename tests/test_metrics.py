@@ -33,7 +33,7 @@ PAPER = yaml.safe_load((ROOT / "testleak/resources/paper_results.yaml").read_tex
 
 @pytest.fixture(scope="module")
 def tax():
-    return Taxonomy.from_config(yaml.safe_load((ROOT / "conf/taxonomy/paper.yaml").read_text(encoding="utf-8")))
+    return Taxonomy.from_config(yaml.safe_load((ROOT / "testleak/resources/taxonomy_paper.yaml").read_text(encoding="utf-8")))
 
 
 QUESTIONS = {"q1": {"id": "q1", "attributes": ["name", "email"]}, "q2": {"id": "q2", "attributes": ["username", "password"]}}

@@ -9,18 +9,20 @@ import csv
 import pytest
 
 from testleak.config import compose_dict, run_model, unroll_runs
+from testleak.taxonomy import taxonomy_data
 from testleak.errors import ConfigError
 from testleak.metrics import family_means, mean_metrics
 
 LIB = "testleak/resources/prior_library.yaml"
-ATTRS = list(compose_dict([])["taxonomy"]["attributes"])
+ATTRS = list(taxonomy_data(compose_dict([]))["attributes"])
 
 
-def test_one_model_keeps_the_run_names_and_carries_the_model_group():
+def test_one_model_keeps_the_run_names_and_names_the_model_group():
     cfg = compose_dict(["model=gpt-4o"])
     runs = cfg["experiment"]["runs"]
     assert list(runs) == ["ours", "codexleaks", "codebreaker", "codexleaks_shared", "codebreaker_shared"]  # experiment=quick
-    assert all(spec["model"] == cfg["model"] for spec in runs.values())
+    # a run references its model (no copy: dvc exp show lists every key of params.yaml)
+    assert all((spec["model"], spec["model_params"]) == ("gpt-4o", "model") for spec in runs.values())
     assert run_model(cfg, "codexleaks")["name"] == "gpt-4o"
     assert cfg["experiment"]["library_from"] == {"ours": {"library": LIB}}
 
@@ -32,7 +34,7 @@ def test_protocol_times_models_with_per_model_libraries():
     out = unroll_runs(protocol, {"m-a": a, "m_b": b}, {"name": "unused"}, ["ours"])
     assert list(out["runs"]) == ["ours--m-a", "ours--m_b", "ours_r1--m-a", "ours_r1--m_b"]
     assert out["runs"]["ours_r1--m_b"] == {"method": "ours", "round": 1, "library": "data/library/ours--m_b.json",
-                                           "model": b}
+                                           "model": "b", "model_params": "experiment.models.m_b"}
     assert out["runs"]["ours--m-a"]["library"] == LIB
     assert out["library_from"] == {"ours--m-a": {"library": LIB}, "ours--m_b": {"library": LIB}}
     with pytest.raises(ConfigError, match="experiment.libraries = \\['nope'\\]"):
@@ -48,6 +50,14 @@ def test_model_ids_and_names_are_checked_at_composition():
         cfg = compose_dict([])
         del cfg["experiment"]["runs"]["ours"]["model"]
         validate(cfg)
+    with pytest.raises(ConfigError, match="experiment.runs.ours.model = 'other'.*recompose"):
+        cfg = compose_dict([])
+        cfg["experiment"]["runs"]["ours"]["model"] = "other"
+        validate(cfg)
+    with pytest.raises(ConfigError, match="experiment.runs.ours.model .*recompose params.yaml"):
+        cfg = compose_dict([])
+        cfg["experiment"]["runs"]["ours"]["model"] = "other"
+        run_model(cfg, "ours")
 
 
 def test_family_means_and_the_mean_over_families():

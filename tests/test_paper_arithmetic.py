@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(scope="module")
 def rows():
-    tax = Taxonomy.from_config(yaml.safe_load((ROOT / "conf/taxonomy/paper.yaml").read_text(encoding="utf-8")))
+    tax = Taxonomy.from_config(yaml.safe_load((ROOT / "testleak/resources/taxonomy_paper.yaml").read_text(encoding="utf-8")))
     return {r["quantity"]: r for r in paper_arithmetic(load_paper_results(), tax)}
 
 
@@ -70,7 +70,7 @@ def test_mismatches_are_all_documented(rows):
 
 
 def test_section_text(rows):
-    tax = Taxonomy.from_config(yaml.safe_load((ROOT / "conf/taxonomy/paper.yaml").read_text(encoding="utf-8")))
+    tax = Taxonomy.from_config(yaml.safe_load((ROOT / "testleak/resources/taxonomy_paper.yaml").read_text(encoding="utf-8")))
     text = arithmetic_section(load_paper_results(), tax)
     assert text.startswith("## Paper arithmetic")
     assert "| Table 3 Ours LP>=1, secret | 13.9643‰ | 13.64‰ | **no** |" in text

@@ -46,8 +46,8 @@ def _params(srv: FakeOpenAI) -> dict:
         p[role]["limits"].update({"concurrency": 1, "max_retries": 0})
     p["experiment"]["runs"]["codexleaks"] = {"method": "codexleaks", "round": 0,
                                              "library": "testleak/resources/prior_library.yaml"}
-    for r in p["experiment"]["runs"].values():   # each run carries its model under test (composition)
-        r["model"] = dict(p["model"])
+    for r in p["experiment"]["runs"].values():   # each run names its model under test (composition)
+        r.update(model=p["model"]["name"], model_params="model")
     return p
 
 

@@ -28,7 +28,8 @@ TEXT = (f'def test_customer():\n'
 
 @pytest.fixture(scope="module")
 def cfg():
-    return compose_dict()["presidio"]
+    c = compose_dict()["presidio"]
+    return {**c, "entities": presidio.mapping(c)}   # the table of entities_file, given in place
 
 
 def _by_value(ents):

@@ -73,7 +73,7 @@ def project(tmp_path_factory):
     params["experiment"]["runs"]["ours_no_fl"] = {
         "method": "ours", "round": 0, "library": "testleak/resources/prior_library.yaml",
         "ablation": {"name": "no_fl", "scenario_questions": True, "library_hints": False, "test_generation": True},
-        "model": params["experiment"]["runs"]["ours"]["model"]}
+        "model": params["experiment"]["runs"]["ours"]["model"], "model_params": "model"}
     (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
     write_jsonl(root / "data/questions/questions.jsonl", [
         {"id": "q1", "scenario": "s", "attributes": ["email", "phone"], "text": "t"},

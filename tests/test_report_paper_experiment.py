@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from testleak.config import compose, dump_params
+from testleak.config import compose, dump_params, run_model
 from testleak.privacy import value_hash
 from testleak.records import write_jsonl
 
@@ -80,10 +80,11 @@ def test_paper_experiment_is_the_papers_protocol(project):
     assert (params["verifier"]["backend"], params["review"]["policy"]) == ("github", "both_yes")
     assert params["experiment"]["functions_per_response"] == "all"
     runs = params["experiment"]["runs"]
-    # every protocol run for each of the paper's five models, each carrying its model config
+    # every protocol run for each of the paper's five models, each naming its model config
     assert tuple(params["experiment"]["models"]) == MODELS
     assert {f"{b}--{m}" for b in VALUES for m in MODELS} <= set(runs)
-    assert {runs[f"ours--{m}"]["model"]["family"] for m in MODELS} == {"gpt", "deepseek"}
+    assert {run_model(params, f"ours--{m}")["family"] for m in MODELS} == {"gpt", "deepseek"}
+    assert {runs[f"ours--{m}"]["model_params"] for m in MODELS} == {f"experiment.models.{m}" for m in MODELS}
     assert runs["ours_r1--deepseek-r1"]["library"] == "data/library/ours--deepseek-r1.json"
     assert set(params["experiment"]["library_from"]) == {f"ours--{m}" for m in MODELS}
 

@@ -52,7 +52,7 @@ def test_killed_stage_resumes_without_repeating_calls(tmp_path):
                                "base_url": srv.base_url, "base_url_env": None, "api_key_env": "FAKE_KEY",
                                "gguf": None, "server": None})
             p["model"]["limits"].update({"concurrency": 1, "max_retries": 0, "timeout": 30})
-            p["experiment"]["runs"] = {"ours": {"method": "ours", "round": 0, "model": p["model"],
+            p["experiment"]["runs"] = {"ours": {"method": "ours", "round": 0, "model": p["model"]["name"], "model_params": "model",
                                                 "library": "testleak/resources/prior_library.yaml"}}
 
         proj = make_project(tmp_path / "proj", ["experiment=tiny"], edit=edit, git=False)

@@ -140,7 +140,7 @@ def test_two_reviewers_in_the_terminal_then_confirmed_by_dvc_repro(tmp_path):
     def edit(p):
         p["verifier"]["judge_mode"] = "rules"
         p["verifier"]["local"].update({"corpus": "dirs", "dirs": [str(corpus)]})
-        p["experiment"]["runs"] = {"ours": {"method": "ours", "round": 0, "model": p["model"],
+        p["experiment"]["runs"] = {"ours": {"method": "ours", "round": 0, "model": p["model"]["name"], "model_params": "model",
                                             "library": "testleak/resources/prior_library.yaml"}}
         p["experiment"]["library_from"] = {"ours": {"library": p["experiment"]["runs"]["ours"]["library"]}}
 

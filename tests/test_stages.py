@@ -44,6 +44,16 @@ def fake_model(base_url: str, name: str = "fake") -> dict:
                        "max_retries": 1}}
 
 
+def use_model(p: dict, cfg: dict) -> dict:
+    """``p`` with ``cfg`` as the ``model`` group, renamed in every run that references it
+    (``model_params: model``), as composition writes it."""
+    p["model"] = cfg
+    for spec in p["experiment"]["runs"].values():
+        if spec.get("model_params") == "model":
+            spec["model"] = cfg["name"]
+    return p
+
+
 @pytest.fixture
 def project(tmp_path, monkeypatch):
     """A project directory (params.yaml of experiment=tiny, rules-only judging, a local index
@@ -234,8 +244,8 @@ def test_responses_stage_and_the_chain_with_a_fake_model(project):
     write_jsonl(paths.questions, qs, kind="question")
     with FakeOpenAI() as srv:
         srv.default_text = CODE_AND_TESTS
-        # the model under test is the run's (experiment.runs.RUN.model, resolved at composition)
-        p = configure(lambda p: p["experiment"]["runs"][RUN].update(model=fake_model(srv.base_url, "fake-test-model")))
+        # the model under test is the run's (experiment.runs.RUN.model_params: the model group)
+        p = configure(lambda p: use_model(p, fake_model(srv.base_url, "fake-test-model")))
         assert run_stage("responses", RUN) == 0
         recs = read_jsonl(paths.responses(RUN), kind="response")
         assert [r["question_id"] for r in recs] == ["q0", "q1"]

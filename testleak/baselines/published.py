@@ -43,13 +43,13 @@ continuation's characters shuffled, same length and alphabet; Hui et al. filtere
 every response starts as a member and, per pass, moves to the non-members if adding it to the
 generated set raises the MMD between that set and the remaining members (:func:`blind_mi_generated`).
 The generated texts must be scored by the target model: features of both sets come from
-``blind_mi.scorer``, a key of ``library.division.models`` whose GGUF is the target's (mean
+``blind_mi.scorer``, a key of ``the scorer models (library.division.models_file)`` whose GGUF is the target's (mean
 token log-probability of the continuation given the prompt, transformers); hosted models
 without prompt scoring cannot use it.
 
 ``rank``: our earlier rule, a ranking by how much more likely the target finds a continuation
 than a reference, keeping the ``top_share`` best: ``reference: zlib`` (``log perplexity / zlib
-entropy`` of the continuation, Carlini et al. 2021) or a key of ``library.division.models``
+entropy`` of the continuation, Carlini et al. 2021) or a key of ``the scorer models (library.division.models_file)``
 (``log perplexity (target) / log perplexity (reference model)``, the reference's surprisal
 from the causal scorer of :mod:`testleak.library.division`). Lower = more likely memorised.
 
@@ -133,12 +133,12 @@ def _filter_cfg(params: Mapping) -> dict:
 
 
 def _division_scorer(params: Mapping, models_dir, key: str, field: str):
-    from ..library.division import get_scorer
+    from ..library.division import get_scorer, scorer_models
 
-    models = ((_plain(params).get("library") or {}).get("division") or {}).get("models") or {}
+    models = scorer_models((_plain(params).get("library") or {}).get("division") or {})
     if key not in models:
-        raise ConfigError(f"baselines.codexleaks.filter.{field} = {key!r}: expected a key of "
-                          f"library.division.models ({', '.join(models) or 'none'})")
+        raise ConfigError(f"baselines.codexleaks.filter.{field} = {key!r}: expected a key of the scorer models "
+                          f"(the scorer models (library.division.models_file)_file: {', '.join(models) or 'none'})")
     div = {"scorer": "causal_surprisal", "model": key, "models": models, "batch_size": 8}
     return get_scorer(div, models_dir)
 
@@ -147,7 +147,7 @@ def filter_scorer(params: Mapping, models_dir):
     """The causal scorer the configured filter needs, or None: under ``rule: rank`` the
     reference model ``filter.reference`` (None for ``zlib``); under ``rule: blind_mi_diff`` with
     ``nonmembers: generated`` the target model's own weights ``filter.blind_mi.scorer``
-    (keys of ``library.division.models``)."""
+    (keys of ``the scorer models (library.division.models_file)``)."""
     cfg = _filter_cfg(params)
     if cfg["rule"] == RULE_RANK:
         ref = cfg["reference"]
@@ -157,7 +157,7 @@ def filter_scorer(params: Mapping, models_dir):
         return None
     if not bmi["scorer"]:
         raise ConfigError("baselines.codexleaks.filter.blind_mi.scorer = None: expected a key of "
-                          "library.division.models (nonmembers: generated scores with it)")
+                          "the scorer models (library.division.models_file) (nonmembers: generated scores with it)")
     return _division_scorer(params, models_dir, bmi["scorer"], "blind_mi.scorer")
 
 

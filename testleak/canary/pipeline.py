@@ -36,6 +36,7 @@ from typing import Mapping
 
 from .. import pipeline
 from ..config import ablation_config
+from ..taxonomy import taxonomy_data
 from ..errors import ConfigError, DataError
 from ..llm.local import sha256_file
 from ..paths import Paths
@@ -96,7 +97,7 @@ def make_canary_corpus(params: Mapping, paths, files=None) -> dict:
 
     cfg = _canary_cfg(params)
     cp = CanaryPaths(paths)
-    tax = params["taxonomy"]
+    tax = taxonomy_data(params)
     exts = list(((params.get("verifier") or {}).get("local") or {}).get("extensions") or [".py"])
     fb = cfg.get("file_bytes") or {}
     src = sample_files(files if files is not None else iter_site_packages(exts), int(cfg["files"]), int(cfg["seed"]),

@@ -15,7 +15,7 @@ spans through the tokenizer's offsets:
   token, l_i = -log softmax(logits_i)[t_i]. Needs a local CodeBERT-style masked LM
   (``library.division.mlm_path``); none installs offline here.
 - ``causal_surprisal`` (offline default): l_i = -log P(t_i | t_<i) under the scorer model
-  ``library.division.models[library.division.model]``, a packaged GGUF loaded with
+  ``library.division.model``, a key of the scorer models file ``library.division.models_file``, a packaged GGUF loaded with
   transformers (dequantised, once per process). Default: the Gemma 3 270M base model, another
   family than the Qwen models under test, chosen by measurement on the prior library
   (benchmarks/bench_division.py); ``model: qwen2.5-coder-0.5b`` is the model under test itself
@@ -255,21 +255,36 @@ class FimPLLScorer(Scorer):
 _SCORER_CACHE: dict[tuple, Scorer] = {}
 
 
+def scorer_models(division_cfg: Mapping) -> Mapping:
+    """The scorer models by key: the file ``library.division.models_file`` names (relative to the
+    project root; a DVC dep of the stages that load a scorer), or a ``models`` mapping given
+    in place (a caller's own division config)."""
+    if division_cfg.get("models") is not None:
+        return division_cfg["models"]
+    if not division_cfg.get("models_file"):
+        return {}
+    from ..config import project_root
+    from ..settings import read_scorer_models
+
+    return read_scorer_models(str(division_cfg["models_file"]), project_root())
+
+
 def scorer_model_cfg(division_cfg: Mapping) -> Mapping:
-    """The scorer model's config: ``library.division.models[library.division.model]``."""
-    models = division_cfg.get("models") or {}
+    """The scorer model's config: ``library.division.model``, a key of :func:`scorer_models`."""
+    models = scorer_models(division_cfg)
     name = division_cfg.get("model")
     if name not in models:
-        raise ConfigError(f"library.division.model={name!r} is not a key of library.division.models; "
-                          f"known: {', '.join(models) or '(none)'} (conf/library/default.yaml)")
+        raise ConfigError(f"library.division.model={name!r} is not a key of the scorer models "
+                          f"({division_cfg.get('models_file') or 'library.division.models'}); "
+                          f"known: {', '.join(models) or '(none)'}")
     cfg = models[name]
     if not (cfg or {}).get("gguf"):
-        raise ConfigError(f"library.division.models.{name}.gguf is missing: name the scorer model's GGUF parts")
+        raise ConfigError(f"scorer model {name}: gguf is missing: name the scorer model's GGUF parts")
     return cfg
 
 
 def scorer_gguf_path(division_cfg: Mapping, models_dir: str | Path) -> Path:
-    """Assemble/check the scorer GGUF (config ``library.division.models[model]``) and return its path."""
+    """Assemble/check the scorer GGUF (:func:`scorer_model_cfg`) and return its path."""
     from ..llm.local import ensure_model
 
     return ensure_model(scorer_model_cfg(division_cfg), models_dir)

@@ -109,6 +109,20 @@ def scale_note(metrics: Mapping[str, Mapping | None]) -> str:
             "`-S experiment=canary` (see README, Canaries; `reports/canary_measured/`).\n\n")
 
 
+def _runs_with_models(exp: Mapping) -> dict:
+    """experiment.runs with the name and family of each run's model where the experiment lists
+    its models (``model_params: experiment.models.ID``; a run that has no metrics yet still has a
+    family in the tables); a run of the ``model`` group keeps its model's name."""
+    models = exp.get("models") or {}
+    out = {}
+    for r, spec in exp["runs"].items():
+        key = str(spec.get("model_params") or "")
+        mid = key.removeprefix("experiment.models.") if key.startswith("experiment.models.") else None
+        m = models.get(mid) if mid else None
+        out[r] = {**spec, "model": {"name": m["name"], "family": m["family"]}} if m else spec
+    return out
+
+
 def build_reports(
     params: Mapping,
     metrics: Mapping[str, Mapping | None],
@@ -122,7 +136,7 @@ def build_reports(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paper = paper or load_paper_results()
-    runs = runs_frame(params["experiment"]["runs"], metrics)
+    runs = runs_frame(_runs_with_models(params["experiment"]), metrics)
     frame, means = with_means(runs, metrics)   # several models: family means and the mean over families
     policy = _policy(metrics, params["review"]["policy"])
     tag = f" ({UNREVIEWED})" if UNREVIEWED in review_label(policy) else ""

@@ -45,7 +45,8 @@ def runs_frame(runs: Mapping[str, Mapping], metrics: Mapping[str, Mapping | None
     for r, spec in runs.items():
         m = metrics.get(r)
         own = spec.get("ablation") or {}
-        mcfg = spec.get("model") or {}
+        # the run's model config when the caller resolved it (report.build), else its name
+        mcfg = spec.get("model") if isinstance(spec.get("model"), Mapping) else {"name": spec.get("model")}
         variant = m.get("variant") if m else (own.get("name") or "none") if spec["method"] == "ours" else "none"
         recs.append({"run": r, "method": spec["method"], "variant": variant or "none", "round": int(spec.get("round", 0)),
                      "ran": m is not None, "policy": m.get("policy") if m else None,
