@@ -188,3 +188,39 @@ def test_canary_answer_says_when_the_difference_is_not_significant(tmp_path):
     assert "p = 1 (exact" in rep["answer"]
     assert any("not significant at 5%" in x and "one more cell for either side breaks the tie" in x for x in rep["change"])
     assert any("baseline_max_responses" in x and "codexleaks (max_responses x1)" in x for x in rep["change"])
+
+
+def test_holm_adjust_known_values():
+    from testleak.metrics.stats import holm_adjust
+
+    # sorted 0.01, 0.03, 0.04 -> 3 x 0.01 = 0.03, 2 x 0.03 = 0.06, max(0.06, 1 x 0.04) = 0.06
+    assert holm_adjust([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    assert holm_adjust([0.6, 0.9]) == pytest.approx([1.0, 1.0]) and holm_adjust([0.2]) == pytest.approx([0.2])
+
+
+def test_canary_answer_names_every_baseline_with_holm_adjusted_p(tmp_path):
+    """The one-sentence answer compares ours with each baseline that ran (a sentence that named
+    only one would hide the other), with raw and Holm-adjusted p-values."""
+    from testleak.canary.report import build_report
+
+    truth = [{"id": f"c{i}", "attribute": "email", "value": f"user{i}@example.org", "duplication": 1}
+             for i in range(10)]
+    c = [f"c{i}" for i in range(10)]
+    results = [_result("ours", "tuned", 0, c[:1], [100], 1000, reference=True),
+               _result("codexleaks", "tuned", 0, c[:9], range(100, 1000, 100), 1000),
+               _result("codebreaker", "tuned", 0, c[:2], [50, 60], 1010),
+               _result("ours", "control", 0, [], [], 900, reference=True),
+               _result("codexleaks", "control", 0, [], [], 900),
+               _result("codebreaker", "control", 0, [], [], 950)]
+    rep = build_report(results, truth, tmp_path / "canary", tmp_path / "canary.json")
+    t = {q["method_b"] if q["method_a"] == "ours" else q["method_a"]: q for q in rep["tests"]
+         if q["model"] == "tuned" and "ours" in (q["method_a"], q["method_b"])}
+    # one seed: the sign-flip test is exact McNemar; codexleaks 8 discordant canaries all its way
+    assert t["codexleaks"]["p"] == pytest.approx(2 / 256, abs=1e-5) and t["codebreaker"]["p"] == pytest.approx(1.0)
+    a = rep["answer"]
+    assert a.startswith("At equal completion tokens (spent: CodexLeaks 100%-100%, Codebreaker 101%-101% of ours' per seed)")
+    assert f"vs CodexLeaks 90% [" in a and f"(p = {2 / 256:.3g}, Holm {4 / 256:.3g})" in a
+    assert "and Codebreaker 20% [" in a and "(p = 1, Holm 1)" in a and "Holm-adjusted over the 2 baselines" in a
+    assert any(x.startswith("Ours vs CodexLeaks: the difference (-8 cells of 10) is significant at 5% after Holm")
+               for x in rep["change"])
+    assert any(x.startswith("Ours vs Codebreaker: the difference (-1 cells of 10) is not significant") for x in rep["change"])

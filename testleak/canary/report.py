@@ -42,7 +42,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..equalcost import TOLERANCE
-from ..metrics.stats import cluster_bootstrap_ci, mcnemar_exact, paired_permutation_test
+from ..metrics.stats import cluster_bootstrap_ci, holm_adjust, mcnemar_exact, paired_permutation_test
 from ..privacy import mask
 from .exposure import band_labels, band_of
 from ..records import write_json
@@ -191,43 +191,63 @@ def _pct(x) -> str:
 
 def headline(methods: Sequence[Mapping], tests: Sequence[Mapping], control: Sequence[Mapping],
              memorized: Mapping | None = None) -> tuple[str, list[str]]:
-    """The one-sentence answer (ours vs Codebreaker, else the other baseline, on the tuned model)
-    and what would change it, computed from the method and test tables."""
+    """The one-sentence answer and what would change it, computed from the method and test tables:
+    ours against every baseline on the tuned model (CodexLeaks, Codebreaker: whichever ran; a
+    sentence that named one baseline would hide the other). With two or more baselines the
+    p-values are also given Holm-adjusted over the baselines (:func:`holm_adjust`), and
+    "significant" in the bullets means adjusted p < ALPHA."""
     tuned = [m for m in methods if m["model"] == "tuned"]
     ours = next((m for m in tuned if m["kind"] == "ours" and m["stop"].startswith("reference")), None) \
         or next((m for m in tuned if m["kind"] == "ours" and m["variant"] == "none"), None)
-    others = [m for m in tuned if m["kind"] == "codebreaker"] or [m for m in tuned if m["kind"] not in ("ours", None)]
+    others = [m for m in tuned if m["kind"] in ("codexleaks", "codebreaker")] \
+        or [m for m in tuned if m["kind"] not in ("ours", None)]
     if ours is None or not others:
         return ("No answer: the calibration has no run of ours and of a baseline on the tuned model "
                 "(experiment.calibration_runs, canary.models).", [])
-    cmp = others[0]
-    name = METHOD_NAMES.get(cmp["kind"], cmp["method"])
-    t = next((x for x in tests if x["model"] == "tuned" and {x["method_a"], x["method_b"]} == {ours["method"], cmp["method"]}),
-             None)
-    lo, hi = cmp["tokens_vs_reference_min"], cmp["tokens_vs_reference_max"]
-    matched = lo is not None and abs(lo - 1) <= TOLERANCE and abs(hi - 1) <= TOLERANCE
-    if lo is None:
+    names = [METHOD_NAMES.get(c["kind"], c["method"]) for c in others]
+    pair = [next((x for x in tests if x["model"] == "tuned" and {x["method_a"], x["method_b"]} == {ours["method"], c["method"]}),
+                 None) for c in others]
+    ps = [None if t is None else t["p"] for t in pair]
+    known = [i for i, p in enumerate(ps) if p is not None]
+    adjusted: list = [None] * len(others)
+    for i, q in zip(known, holm_adjust([ps[i] for i in known])):
+        adjusted[i] = q
+    spends = [(c["tokens_vs_reference_min"], c["tokens_vs_reference_max"]) for c in others]
+    matched = all(lo is not None and abs(lo - 1) <= TOLERANCE and abs(hi - 1) <= TOLERANCE for lo, hi in spends)
+    spent = ", ".join(f"{n} {lo:.0%}-{hi:.0%}" for n, (lo, hi) in zip(names, spends) if lo is not None)
+    spent = f"{names[0]} spent {spent.removeprefix(names[0] + ' ')}" if len(others) == 1 else f"spent: {spent}"
+    if any(lo is None for lo, _ in spends):
         cond = "at the budgets of experiment.baseline_budget (spend not recorded)"
     elif matched:
-        cond = f"at equal completion tokens ({name} spent {lo:.0%}-{hi:.0%} of ours' per seed)"
+        cond = f"at equal completion tokens ({spent} of ours' per seed)"
     else:
-        cond = f"at UNEQUAL completion tokens ({name} spent {lo:.0%}-{hi:.0%} of ours' per seed)"
-    p = None if t is None else t["p"]
-    sentence = (f"{cond[0].upper()}{cond[1:]}, ours recovers {_pct(ours['recall'])} "
-                f"[{_pct(ours['recall_ci_low'])}, {_pct(ours['recall_ci_high'])}] of the planted canaries vs {name} "
-                f"{_pct(cmp['recall'])} [{_pct(cmp['recall_ci_low'])}, {_pct(cmp['recall_ci_high'])}] "
-                f"({ours['planted']} canaries x {ours['seeds']} seed{'s' if ours['seeds'] != 1 else ''}, tuned model), "
-                f"p = {'n/a' if p is None else f'{p:.3g}'} (exact paired sign-flip test over canaries).")
+        cond = f"at UNEQUAL completion tokens ({spent} of ours' per seed)"
+    fmt_p = lambda p: "n/a" if p is None else f"{p:.3g}"  # noqa: E731
+    ci = lambda m: f"{_pct(m['recall'])} [{_pct(m['recall_ci_low'])}, {_pct(m['recall_ci_high'])}]"  # noqa: E731
+    size = f"{ours['planted']} canaries x {ours['seeds']} seed{'s' if ours['seeds'] != 1 else ''}, tuned model"
+    if len(others) == 1:
+        sentence = (f"{cond[0].upper()}{cond[1:]}, ours recovers {ci(ours)} of the planted canaries vs {names[0]} "
+                    f"{ci(others[0])} ({size}), p = {fmt_p(ps[0])} (exact paired sign-flip test over canaries).")
+    else:
+        vs = [f"{n} {ci(c)} (p = {fmt_p(p)}, Holm {fmt_p(q)})" for n, c, p, q in zip(names, others, ps, adjusted)]
+        sentence = (f"{cond[0].upper()}{cond[1:]}, ours recovers {ci(ours)} of the planted canaries vs "
+                    f"{', '.join(vs[:-1])} and {vs[-1]} ({size}; exact paired sign-flip tests over canaries, "
+                    f"Holm-adjusted over the {len(others)} baselines).")
     change = []
-    if t is not None:
+    for name, t, p, q in zip(names, pair, ps, adjusted):
+        if t is None:
+            continue
         diff = t["cells_a"] - t["cells_b"] if t["method_a"] == ours["method"] else t["cells_b"] - t["cells_a"]
-        if p is not None and p < ALPHA:
-            change.append(f"The difference is significant at {ALPHA:.0%}; {abs(diff) + 1} more (canary, seed) cells "
-                          f"recovered by {'%s alone' % name if diff > 0 else 'ours alone'} would reverse the order.")
+        sig = q if len(others) > 1 else p
+        level = f"{ALPHA:.0%}" + (" after Holm's adjustment" if len(others) > 1 else "")
+        if sig is not None and sig < ALPHA:
+            change.append(f"Ours vs {name}: the difference ({diff:+d} cells of {ours['cells']}) is significant at {level}; "
+                          f"{abs(diff) + 1} more (canary, seed) cells recovered by "
+                          f"{'%s alone' % name if diff > 0 else 'ours alone'} would reverse the order.")
         else:
-            change.append(f"The difference ({diff:+d} cells of {ours['cells']}) is not significant at {ALPHA:.0%}: "
-                          f"{t['discordant_canaries']} of {ours['planted']} canaries differ between the two; more "
-                          f"canaries or seeds (narrower intervals) could separate them"
+            change.append(f"Ours vs {name}: the difference ({diff:+d} cells of {ours['cells']}) is not significant at "
+                          f"{level}: {t['discordant_canaries']} of {ours['planted']} canaries differ between the two; "
+                          f"more canaries or seeds (narrower intervals) could separate them"
                           + (", and one more cell for either side breaks the tie." if diff == 0 else
                              f"; {abs(diff) + 1} more cells for the other side would reverse the order."))
     short = [m for m in tuned if m["stop"] and "max_responses" in m["stop"]]
@@ -235,7 +255,7 @@ def headline(methods: Sequence[Mapping], tests: Sequence[Mapping], control: Sequ
         change.append("Runs that hit baseline_max_responses before reaching ours' tokens (a higher cap gives them "
                       "more budget): " + ", ".join(f"{m['method']} ({m['stop']})" for m in short) + ".")
     elif matched:
-        change.append(f"Every token-matched run reached ours' completion tokens (stop rule of testleak/equalcost.py).")
+        change.append("Every token-matched run reached ours' completion tokens (stop rule of testleak/equalcost.py).")
     if memorized:
         change.append("Recall is bounded by what the fine-tune memorized (greedy completion from the canary's prefix), "
                       "per duplication level: " + ", ".join(f"{k} cop{'y' if str(k) == '1' else 'ies'} {_pct(v)}"

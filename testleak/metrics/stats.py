@@ -17,6 +17,8 @@ estimates only): one home for the statistics that rank methods on the same units
   difference; under H0 (exchangeable methods within a unit) each unit's difference flips sign
   with probability 1/2, and the null distribution is enumerated exactly. With one seed it is
   the exact McNemar test.
+- :func:`holm_adjust`: Holm's step-down adjustment of the p-values of a family of tests (the
+  comparisons of ours with each baseline), controlling the family-wise error rate.
 """
 
 from __future__ import annotations
@@ -126,4 +128,18 @@ def paired_permutation_test(a, b) -> dict:
             "discordant_units": int(np.count_nonzero(d)), "t": t, "p": min(1.0, float(p))}
 
 
-__all__ = ["bootstrap_ci", "cluster_bootstrap_ci", "mcnemar_exact", "paired_permutation_test", "wilson_ci"]
+def holm_adjust(pvalues: Sequence[float]) -> list[float]:
+    """Holm (1979) step-down adjusted p-values, in the input order: sort ascending, multiply the
+    i-th smallest (0-based) by (m - i), take the running maximum, cap at 1. A test is rejected at
+    level alpha when its adjusted p is below alpha (family-wise error rate <= alpha)."""
+    m = len(pvalues)
+    order = sorted(range(m), key=lambda i: pvalues[i])
+    out, running = [1.0] * m, 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * float(pvalues[i])))
+        out[i] = running
+    return out
+
+
+__all__ = ["bootstrap_ci", "cluster_bootstrap_ci", "holm_adjust", "mcnemar_exact", "paired_permutation_test",
+           "wilson_ci"]
