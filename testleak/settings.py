@@ -56,25 +56,10 @@ _SOURCE_ROOT = Path(__file__).resolve().parent.parent   # testleak.config.ROOT (
 
 def load_taxonomy_file(file: str, root: Path) -> dict:
     """The data of a taxonomy file (``taxonomy.file`` of params.yaml: categories, attributes,
-    scenarios), relative to the project directory ``root``, else to the testleak source checkout. Stages that
-    read it declare ``${taxonomy.file}`` as a DVC dep (testleak/graph.py)."""
-    import yaml
-
-    p = Path(file)
-    if not p.is_absolute():
-        # the project's file; a project directory without it (TESTLEAK_ROOT elsewhere) uses the
-        # one shipped with the testleak source
-        p = Path(root) / file if (Path(root) / file).is_file() else _SOURCE_ROOT / file
-    if not p.is_file():
-        raise ConfigError(f"taxonomy file {p} not found (taxonomy.file: relative to the project root)")
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except yaml.YAMLError as e:
-        raise ConfigError(f"taxonomy file {p} is not valid YAML: {str(e).splitlines()[0]}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"taxonomy file {p} is not a mapping (categories, attributes, scenarios)")
-    return data
-
+    scenarios), relative to the project directory ``root``, else to the testleak source checkout
+    (:func:`load_yaml_data`). Stages that read it declare ``${taxonomy.file}`` as a DVC dep
+    (testleak/graph.py)."""
+    return load_yaml_data(file, root, "taxonomy file (taxonomy.file: categories, attributes, scenarios)")
 
 
 def read_taxonomy(file: str, root: Path) -> dict:
