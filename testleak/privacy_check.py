@@ -10,8 +10,14 @@ confirmed stage's status when the run got that far, else where the judged step l
 was in a prompt the project gave the model) and whether it is a placeholder
 (:func:`testleak.verify.rules.placeholder_reason`, or rules status ``placeholder``).
 
-Exit status: 0 when every hit is an echo or a placeholder (generic values the project itself
-writes: library fragments, baseline templates, placeholder patterns, tests of the rules), 1 when
+A value is ``common`` when the corpus search found it in more files than the verifier's window
+allows (``k`` > ``verifier.window.max``, 100 by default) wherever it was searched: by the
+paper's definition (Sec. 4.3: 1 <= hits <= 100) such a value is public, not private data (an
+exception class name, a common word a baseline's NER took for an entity).
+
+Exit status: 0 when every hit is an echo, a placeholder or common (generic values the project
+itself writes: library fragments, baseline templates, placeholder patterns, tests of the rules,
+identifiers of code), 1 when
 any other value occurs in a tracked file (a possible leak into git: remove it from the file, or
 if it is generic, make it a placeholder with ``testleak placeholders add``), 2 on an error (no
 git repository, a damaged record file). A value counts as an echo when any of its records is
@@ -45,14 +51,18 @@ class ValueInfo:
     echo_of: set[str] = field(default_factory=set)
     placeholder: str | None = None
     records: int = 0
+    min_hits: int | None = None     # fewest corpus hits over the value's searched records
+    window_max: int = 100
 
     @property
     def kind(self) -> str:
-        """``echo`` | ``placeholder`` | ``leak`` (neither: the check fails)."""
+        """``echo`` | ``placeholder`` | ``common`` | ``leak`` (none of them: the check fails)."""
         if self.echo_of:
             return "echo"
         if self.placeholder:
             return "placeholder"
+        if self.min_hits is not None and self.min_hits > self.window_max:
+            return "common"
         return "leak"
 
 
@@ -68,7 +78,8 @@ class Hit:
         i = self.info
         return (f"{self.file}:{self.line}: {mask(self.value)} ({self.count}x) kind={i.kind} "
                 f"status={','.join(sorted(i.statuses))} runs={','.join(sorted(i.runs))} "
-                f"echo={','.join(sorted(i.echo_of)) or 'no'} placeholder={i.placeholder or 'no'}")
+                f"echo={','.join(sorted(i.echo_of)) or 'no'} placeholder={i.placeholder or 'no'}"
+                f"{'' if i.min_hits is None else f' corpus_hits>={i.min_hits}'}")
 
 
 def _run_name(cand_file: Path, data: Path) -> str:
@@ -76,17 +87,21 @@ def _run_name(cand_file: Path, data: Path) -> str:
     return "/".join(rel.parts[1:] if rel.parts[:1] == ("runs",) else rel.parts) or str(rel)
 
 
-def candidate_values(data_dir: str | Path, min_length: int = DEFAULT_MIN_LENGTH) -> dict[str, ValueInfo]:
+def candidate_values(data_dir: str | Path, min_length: int = DEFAULT_MIN_LENGTH,
+                     window_max: int = 100) -> dict[str, ValueInfo]:
     """Raw values (>= ``min_length`` characters) of every candidate record under ``data_dir``,
-    with their runs, statuses, echo sources and placeholder reason."""
+    with their runs, statuses, echo sources, placeholder reason and fewest corpus hits
+    (``k`` of the run's verified.jsonl; ``window_max``: the verifier window's upper bound)."""
     data = Path(data_dir)
-    out: dict[str, ValueInfo] = defaultdict(ValueInfo)
+    out: dict[str, ValueInfo] = defaultdict(lambda: ValueInfo(window_max=window_max))
     for cf in sorted(data.rglob("candidates.jsonl")):
         run = _run_name(cf, data)
         verdicts = {v["candidate_id"]: v for v in iter_jsonl(cf.with_name("judged.jsonl"), "verdict")} \
             if cf.with_name("judged.jsonl").exists() else {}
         final = {c["candidate_id"]: c for c in iter_jsonl(cf.with_name("confirmed.jsonl"), "confirmed")} \
             if cf.with_name("confirmed.jsonl").exists() else {}
+        hits = {h["candidate_id"]: h.get("k") for h in iter_jsonl(cf.with_name("verified.jsonl"), "hit")} \
+            if cf.with_name("verified.jsonl").exists() else {}
         for c in iter_jsonl(cf, "candidate"):
             value = c.get("value")
             if not isinstance(value, str) or len(value) < min_length:
@@ -103,6 +118,9 @@ def candidate_values(data_dir: str | Path, min_length: int = DEFAULT_MIN_LENGTH)
                 info.statuses.add("candidate")
             if c.get("echo_of"):
                 info.echo_of.add(str(c["echo_of"]))
+            k = hits.get(c["id"])
+            if isinstance(k, int):
+                info.min_hits = k if info.min_hits is None else min(info.min_hits, k)
             if info.placeholder is None:
                 if v is not None and rules_status(v.get("rules") or {}) == "placeholder":
                     info.placeholder = "rules status placeholder"
@@ -151,6 +169,17 @@ def find_hits(root: str | Path, values: dict[str, ValueInfo], files: Iterable[st
     return hits
 
 
+def _window_max(root: Path) -> int:
+    """``verifier.window.max`` of the project's params.yaml, else the paper's 100."""
+    import yaml
+
+    try:
+        p = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8")) or {}
+        return int(p["verifier"]["window"]["max"])
+    except (OSError, KeyError, TypeError, ValueError, yaml.YAMLError):
+        return 100
+
+
 def privacy_check(root: str | Path = ".", min_length: int = DEFAULT_MIN_LENGTH, out=print) -> int:
     """Run the check over the project at ``root`` (its data/ and git-tracked files); print the
     hits and a summary with ``out``; return the exit status (module docstring)."""
@@ -159,7 +188,7 @@ def privacy_check(root: str | Path = ".", min_length: int = DEFAULT_MIN_LENGTH, 
     root = Path(root)
     files = tracked_files(root)
     data = root / "data"
-    values = candidate_values(data, min_length) if data.is_dir() else {}
+    values = candidate_values(data, min_length, _window_max(root)) if data.is_dir() else {}
     hits = find_hits(root, values, files)
     for h in sorted(hits, key=lambda h: (h.info.kind != "leak", h.file, h.line)):
         out(h.format())
@@ -169,10 +198,11 @@ def privacy_check(root: str | Path = ".", min_length: int = DEFAULT_MIN_LENGTH, 
     runs = sorted({r for i in values.values() for r in i.runs})
     out(f"privacy-check: {len(values)} candidate values of >= {min_length} characters from {len(runs)} runs under "
         f"{data}, {len(files)} tracked files: {len(hits)} hits of {sum(len(s) for s in kinds.values())} values "
-        f"(echo {len(kinds['echo'])}, placeholder {len(kinds['placeholder'])}, neither {len(kinds['leak'])})")
+        f"(echo {len(kinds['echo'])}, placeholder {len(kinds['placeholder'])}, common {len(kinds['common'])}, "
+        f"none of these {len(kinds['leak'])})")
     if kinds["leak"]:
-        out(f"privacy-check: FAILED: {len(kinds['leak'])} candidate values that are neither an echo of a prompt nor a "
-            f"placeholder occur in tracked files (kind=leak above): remove them from those files, or, if a value is "
+        out(f"privacy-check: FAILED: {len(kinds['leak'])} candidate values that are neither an echo of a prompt, a "
+            f"placeholder nor common in the corpus occur in tracked files (kind=leak above): remove them from those files, or, if a value is "
             f"generic, add it to the placeholder list (`testleak placeholders add`)")
         return 1
     return 0
