@@ -59,7 +59,21 @@ def load_taxonomy_file(file: str, root: Path) -> dict:
     scenarios), relative to the project directory ``root``, else to the testleak source checkout
     (:func:`load_yaml_data`). Stages that read it declare ``${taxonomy.file}`` as a DVC dep
     (testleak/graph.py)."""
-    return load_yaml_data(file, root, "taxonomy file (taxonomy.file: categories, attributes, scenarios)")
+    return load_yaml_data(file, root, "taxonomy file")
+
+
+def _data_file(info, key: str, file: str, reader, what: str):
+    """The data of a file that params.yaml names (taxonomy, scorer models, Presidio entities), read
+    with ``reader(file, root)`` at composition (validation context ``check_files``, the default);
+    None in a stage's load of params.yaml (only the stages that declare the file as a DVC dep read
+    it). A bad file is one line naming the key: :func:`_rule`."""
+    ctx = info.context or {}
+    if not ctx.get("check_files", True):
+        return None
+    try:
+        return reader(file, Path(ctx.get("root") or "."))
+    except ConfigError as e:
+        raise _rule(key, file, f"{what} ({e})") from None
 
 
 def read_taxonomy(file: str, root: Path) -> dict:
@@ -108,13 +122,9 @@ class Taxonomy(_Strict):
     def _load(self, info):
         # composition (check_files) reads and checks the file; a stage loading params.yaml does
         # not (only the stages that declare the file as a dep read it: Taxonomy.from_config)
-        ctx = info.context or {}
-        if not ctx.get("check_files", True):
-            return self
-        try:
-            self._data = TaxonomyData.model_validate(read_taxonomy(self.file, Path(ctx.get("root") or ".")))
-        except ConfigError as e:
-            raise _rule("file", self.file, f"an existing, valid taxonomy file ({e})") from None
+        data = _data_file(info, "file", self.file, read_taxonomy, "an existing, valid taxonomy file")
+        if data is not None:
+            self._data = TaxonomyData.model_validate(data)
         return self
 
     @property
@@ -472,13 +482,10 @@ class Division(_Strict):
 
     @model_validator(mode="after")
     def _known_model(self, info):
-        ctx = info.context or {}
-        if not ctx.get("check_files", True):
+        self._models = _data_file(info, "models_file", self.models_file, read_scorer_models,
+                                  "an existing, valid scorer models file")
+        if self._models is None:
             return self
-        try:
-            self._models = read_scorer_models(self.models_file, Path(ctx.get("root") or "."))
-        except ConfigError as e:
-            raise _rule("models_file", self.models_file, f"an existing, valid scorer models file ({e})") from None
         if self.model not in self._models:
             raise _rule("model", self.model, f"a key of the scorer models {self.models_file} "
                         f"({', '.join(sorted(self._models))})")
@@ -684,13 +691,8 @@ class Presidio(_Strict):
 
     @model_validator(mode="after")
     def _load(self, info):
-        ctx = info.context or {}
-        if not ctx.get("check_files", True):
-            return self
-        try:
-            self._entities = read_presidio_entities(self.entities_file, Path(ctx.get("root") or "."))
-        except ConfigError as e:
-            raise _rule("entities_file", self.entities_file, f"an existing, valid entity table ({e})") from None
+        self._entities = _data_file(info, "entities_file", self.entities_file, read_presidio_entities,
+                                    "an existing, valid entity table")
         return self
 
 

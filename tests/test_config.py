@@ -3,10 +3,12 @@ group instantiates; the taxonomy reproduces the paper's Table 2 denominators."""
 
 from __future__ import annotations
 
+import pytest
 import yaml
 from omegaconf import OmegaConf
 
 from testleak.config import CONF_DIR, ROOT, compose, compose_dict
+from testleak.errors import ConfigError
 from testleak.taxonomy import Taxonomy
 
 
@@ -66,3 +68,16 @@ def test_lexicon_lookup(params):
     assert t.attribute_for_name("dateOfBirth") == "date_of_birth"
     assert t.attribute_for_name("color") is None
     assert t.attribute_for_name("") is None
+
+
+@pytest.mark.parametrize("key, what", [("taxonomy.file", "taxonomy file"),
+                                       ("library.division.models_file", "scorer models file"),
+                                       ("presidio.entities_file", "entity table")])
+def test_a_missing_data_file_is_one_line_naming_its_key(key, what):
+    """The data files params.yaml names (taxonomy, scorer models, Presidio entities) are read and
+    checked at composition; a missing one is one line naming the key, the override and the file."""
+    with pytest.raises(ConfigError) as e:
+        compose_dict([f"{key}=nope.yaml"])
+    msg = str(e.value)
+    assert "\n" not in msg and msg.startswith(f"{key} = 'nope.yaml' (override '{key}=nope.yaml'): expected an existing, valid {what}")
+    assert "nope.yaml not found" in msg
