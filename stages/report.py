@@ -26,11 +26,8 @@ def main(argv: list[str] | None = None) -> int:
     p = load_stage_params()
     paths = Paths()
     if not p["experiment"]["runs"]:
-        # An experiment without per-run stages (experiment=canary runs its calibration runs inside
-        # canary_report): no metrics@RUN writes the declared deps data/metrics and metrics/plots, and
-        # DVC cannot hash a dependency that does not exist. Empty directories are their true content.
-        for d in (paths.run_metrics("_").parent, paths.metrics_plot("_").parent):
-            d.mkdir(parents=True, exist_ok=True)
+        # experiment=canary runs its calibration runs inside canary_report: no metrics@RUN. The deps
+        # data/metrics and metrics/plots still exist (kept in git: tests/test_stage_deps_exist.py).
         print(f"report: experiment {p['experiment']['name']!r} has no per-run stages (experiment.runs is empty); "
               "the tables below are empty", file=sys.stderr)
     metrics, curves = load_inputs(p, paths)
