@@ -17,13 +17,12 @@ masked outputs only (counts, rates, value hashes):
 
 from __future__ import annotations
 
-import json
 
 from testleak.llm.budget import run_cost
 from testleak.metrics import efficiency, headline, run_curve, run_meta, run_metrics, write_curve
 from testleak.paths import Paths
 from testleak.stage import entry, load_stage_params, run_argument
-from testleak.records import read_jsonl, write_json
+from testleak.records import read_json, read_jsonl, write_json
 from testleak.taxonomy import Taxonomy
 
 
@@ -46,8 +45,7 @@ def main(argv: list[str]) -> int:
         default_tests=params["experiment"]["tests_per_function"] if ours else 1, per_test=ours,
         policy=params["review"]["policy"],
     )
-    stats = {s: json.loads(paths.stats(s, run).read_text(encoding="utf-8")) for s in ("responses", "judged")
-             if paths.stats(s, run).exists()}
+    stats = {s: read_json(paths.stats(s, run)) for s in ("responses", "judged") if paths.stats(s, run).exists()}
     # LLM cost of the run (responses + judge, at the models' prices) and cost per confirmed leak
     m["cost"] = run_cost(list(stats.values()), m["steps"]["total"]["confirmed"])
     # the elicitation budget (calls, tokens) and confirmed per 1,000 completion tokens / per 100 calls

@@ -13,8 +13,8 @@ Iterable[dict]`` in its own module (it yields one response record per LLM respon
 ``id``, ``method``, ``status`` in :data:`STATUSES`, ``prompt_text`` and ``tests_text``) and add one
 :func:`register` line at the bottom of this file.
 
-This module is also the one home of the response statuses (:data:`STATUSES`) and their counts
-(:func:`summarize`).
+This module is also the one home of the counts of response statuses (:func:`summarize`; the
+statuses themselves are a record vocabulary, :data:`testleak.records.RESPONSE_STATUSES`).
 """
 
 from __future__ import annotations
@@ -26,13 +26,14 @@ from .baselines import run_codebreaker, run_codexleaks
 from .config import select
 from .equalcost import MATCH_OURS
 from .errors import ConfigError
+from .records import RESPONSE_STATUSES
 from .elicit.responses import ElicitSettings, elicit, elicit_budgeted, questions_for_run
 from .taxonomy import Taxonomy
 
-#: The status of every response record: ``ok`` (an answer to scan), ``refused`` (the model
-#: declined), ``no_code`` (no code block / no unit handling a privacy field), ``error``
-#: (the LLM call failed after retries). Nothing is dropped: every failure is a counted record.
-STATUSES = ("ok", "refused", "no_code", "error")
+#: The status of every response record (:data:`testleak.records.RESPONSE_STATUSES`, which readers
+#: check): ``ok``, ``refused``, ``no_code``, ``error``. Nothing is dropped: every failure is a
+#: counted record.
+STATUSES = RESPONSE_STATUSES
 
 
 @dataclass(frozen=True)

@@ -3,12 +3,16 @@
 Writers are atomic (temp file + rename); appenders flush each record so that an
 interrupted stage keeps what it finished.
 
-Readers validate (:func:`iter_jsonl`): each record's ``schema`` (``kind/version``; the kind
-given by the caller, else the record's own tag), the fields every record of its kind needs
-(:data:`REQUIRED`), unique ids (:data:`ID_FIELD`), and, when the producing stage wrote a stats
-file next to the data (``<stem>_stats.json``, :data:`STATS_COUNT`), that the number of records
-equals the count the stage reported. Every error is a :class:`DataError` naming the file and
-the 1-based line and saying what to do; nothing is silently skipped or counted twice.
+Readers validate (:func:`iter_jsonl`): UTF-8 text, each record's ``schema`` (``kind/version``;
+the kind given by the caller, else the record's own tag), the fields every record of its kind
+needs (:data:`REQUIRED`), the values of every field with a vocabulary or a type
+(:func:`field_problem`: statuses, outcomes, labels, ``kept``, a candidate's ``value``) and the
+turns an ``ok`` response needs, unique ids (:data:`ID_FIELD`), and, when the producing stage
+wrote a stats file next to the data (``<stem>_stats.json``, :data:`STATS_COUNT`), that the number
+of records equals the count the stage reported. Every error is a :class:`DataError` naming the
+file and the 1-based line and saying what to do; nothing is silently skipped or counted twice.
+This module is the one home of those vocabularies (response statuses, hit outcomes, review
+labels, confirmed statuses, judge and rules statuses).
 """
 
 from __future__ import annotations
@@ -60,6 +64,83 @@ STATS_COUNT = {"candidate": "candidates", "verdict": "candidates", "hit": "candi
 # ``not_applied`` (a baseline verified as published: no rules ran).
 ECHO_STATUS = "echo"
 RULES_STATUSES = ("ok", ECHO_STATUS, "placeholder", "format", "not_applied")
+
+#: The status of every response record: ``ok`` (an answer to scan), ``refused`` (the model
+#: declined), ``no_code`` (no code block / no unit handling a privacy field), ``error`` (the LLM
+#: call failed after retries, or its answer was not one). Counted by ``testleak.methods.summarize``.
+RESPONSE_STATUSES = ("ok", "refused", "no_code", "error")
+#: The judge step of a verdict (``judge.status``).
+JUDGE_STATUSES = ("ok", "unparsable", "error", "skipped")
+#: The corpus-search outcome of a hit record (``testleak.verify.search``).
+HIT_OUTCOMES = ("in_window", "out_of_window", "unverifiable", "error", "filtered")
+#: A reviewer's label (``testleak.verify.review``).
+LABELS = ("yes", "likely", "no", "unknown")
+#: The review policy's decision on a hit (``confirmed.status``).
+CONFIRMED_STATUSES = ("confirmed", "potential", "rejected", "not_in_window", "error")
+# field -> allowed values, per record kind (a dotted field is one inside a mapping)
+VOCABULARY = {
+    "response": {"status": RESPONSE_STATUSES},
+    "verdict": {"rules.status": RULES_STATUSES, "judge.status": JUDGE_STATUSES},
+    "hit": {"outcome": HIT_OUTCOMES},
+    "label": {"label": LABELS},
+    "confirmed": {"status": CONFIRMED_STATUSES, "outcome": HIT_OUTCOMES},
+}
+
+
+def _get(rec: Mapping, dotted: str) -> tuple[bool, object]:
+    cur: object = rec
+    for part in dotted.split("."):
+        if not isinstance(cur, Mapping) or part not in cur:
+            return False, None
+        cur = cur[part]
+    return True, cur
+
+
+def field_problem(kind: str, rec: Mapping) -> str | None:
+    """What is wrong with a field of ``rec`` (a record of ``kind``) that has a vocabulary or a type,
+    or None. Raw values are never quoted (a candidate's value is named by its type only)."""
+    for f, allowed in VOCABULARY.get(kind, {}).items():
+        found, v = _get(rec, f)
+        if found and v not in allowed:
+            return f"{f} = {v!r}: expected one of {', '.join(allowed)}"
+    if kind == "verdict":
+        if not isinstance(rec.get("kept"), bool):
+            return f"kept = {rec.get('kept')!r}: expected true or false"
+        for part in ("rules", "judge"):
+            if not isinstance(rec.get(part), Mapping):
+                return f"{part} is {type(rec.get(part)).__name__}: expected a mapping"
+    if kind == "candidate":
+        v = rec.get("value")
+        if not isinstance(v, str) or not v:
+            return f"value is {'an empty string' if v == '' else type(v).__name__}: expected a non-empty string"
+        for f in ("attribute", "value_hash"):
+            if not isinstance(rec.get(f), str) or not rec.get(f):
+                return f"{f} = {rec.get(f)!r}: expected a non-empty string"
+    if kind in ("hit", "verdict", "confirmed") and not isinstance(rec.get("attribute"), str):
+        return f"attribute = {rec.get('attribute')!r}: expected a string"
+    if kind == "response" and rec.get("status") == "ok":
+        return _turn_problem(rec)
+    if kind == "question":
+        if not isinstance(rec.get("text"), str) or not rec["text"].strip():
+            return "text: expected a non-empty string"
+        if not isinstance(rec.get("attributes"), list) or not all(isinstance(a, str) for a in rec["attributes"]):
+            return f"attributes = {rec.get('attributes')!r}: expected a list of attribute keys"
+    return None
+
+
+def _turn_problem(rec: Mapping) -> str | None:
+    """The text an ``ok`` response must carry: its test turn (method ``ours``: ``turn2.text`` or
+    ``tests_text``), a baseline's ``tests_text``; never silently another turn."""
+    t2 = rec.get("turn2")
+    has_test_turn = isinstance(t2, Mapping) and isinstance(t2.get("text"), str)
+    has_tests = isinstance(rec.get("tests_text"), str) and bool(rec["tests_text"])
+    if rec.get("method") == "ours":
+        if not (has_test_turn or has_tests):
+            return ("status 'ok' without its test turn (turn2.text or tests_text): expected the answer it was "
+                    "scanned for")
+    elif not isinstance(rec.get("tests_text"), str):
+        return "status 'ok' without tests_text: expected the text it was scanned for"
+    return None
 
 
 def rules_status(rules: Mapping) -> str:
@@ -116,15 +197,28 @@ def read_jsonl(path: str | os.PathLike, kind: str | None = None) -> list[dict]:
     return list(iter_jsonl(path, kind))
 
 
+def read_json(path: str | os.PathLike, fix: str = "rerun the stage that writes it (dvc repro)"):
+    """A JSON file (stats, metrics), or :class:`DataError` naming the file when it is missing, not
+    UTF-8 or not JSON; ``fix``: what to do."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as e:
+        raise DataError(f"{p} cannot be read ({e.strerror or e}): {fix}") from None
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise DataError(f"{p} is not valid UTF-8 (byte {e.start}): {fix}") from None
+    except json.JSONDecodeError as e:
+        raise DataError(f"{p}:{e.lineno} is not valid JSON ({e.msg}): {fix}") from None
+
+
 def _expected_count(p: Path, kind: str) -> int | None:
     key = STATS_COUNT.get(kind)
     sp = stats_file(p)
     if key is None or not sp.exists():
         return None
-    try:
-        stats = json.loads(sp.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, OSError) as e:
-        raise DataError(f"{sp} is not valid JSON ({e}): rerun the stage that writes {p.name}") from None
+    stats = read_json(sp, f"rerun the stage that writes {p.name}")
     n = stats.get(key) if isinstance(stats, dict) else None
     return n if isinstance(n, int) and not isinstance(n, bool) else None
 
@@ -140,9 +234,12 @@ def iter_jsonl(path: str | os.PathLike, kind: str | None = None, *, check_count:
     fix = "rerun the stage that writes it (dvc repro --force the stage)"
     seen: dict[str, int] = {}
     count, file_kind = 0, kind
-    with p.open(encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            line = line.strip()
+    with p.open("rb") as f:
+        for n, raw in enumerate(f, 1):
+            try:
+                line = raw.decode("utf-8").strip()
+            except UnicodeDecodeError as e:
+                raise DataError(f"{p}:{n} is not valid UTF-8 (byte {e.start} of the line); {fix}") from None
             if not line:
                 continue
             try:
@@ -162,6 +259,10 @@ def iter_jsonl(path: str | os.PathLike, kind: str | None = None, *, check_count:
                 missing = [x for x in REQUIRED.get(k, ()) if x not in rec]
                 if missing:
                     raise DataError(f"{p}:{n}: {k} record without {', '.join(repr(x) for x in missing)}; {fix}")
+                problem = field_problem(k, rec)
+                if problem:
+                    raise DataError(f"{p}:{n}: {k} record with {problem}; "
+                                    + ("fix or remove the line (testleak review writes labels)" if k == "label" else fix))
                 idf = ID_FIELD.get(k)
                 if idf is not None:
                     rid = str(rec[idf])

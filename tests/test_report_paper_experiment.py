@@ -30,13 +30,15 @@ def _write(root: Path, run: str, variant: str, values, status: str):
     d = root / "data/runs" / run
     rid = f"{run}-r1"
     write_jsonl(d / "responses.jsonl", [{"id": rid, "question_id": "q1", "method": "ours", "variant": variant,
-                                         "status": status, "tests_requested": 10}], kind="response")
+                                         "status": status, "tests_requested": 10,
+                                         "tests_text": "def test_user(): ..." if status == "ok" else ""}],
+                kind="response")
     cands = [{"id": f"{run}-c{i}", "response_id": rid, "test_index": i + 1, "attribute": a, "value": v,
               "value_hash": value_hash(v)} for i, (a, v) in enumerate(values)]
     write_jsonl(d / "candidates.jsonl", cands, kind="candidate")
     write_jsonl(d / "judged.jsonl", [{"candidate_id": c["id"], "attribute": c["attribute"],
                                       "value_hash": c["value_hash"], "rules": {"ok": True, "reason": "ok"},
-                                      "judge": None, "kept": True} for c in cands], kind="verdict")
+                                      "judge": {"ok": True, "status": "ok"}, "kept": True} for c in cands], kind="verdict")
     write_jsonl(d / "verified.jsonl", [{"candidate_id": c["id"], "attribute": c["attribute"], "value_hash": c["value_hash"],
                                         "k": 1, "repo_ids": [7], "outcome": "in_window"}
                                        for c in cands], kind="hit")

@@ -6,19 +6,15 @@ never read."""
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Mapping
 
-from ..errors import DataError
 from ..metrics import read_curve
+from ..records import read_json
 
 
 def _read_json(path):
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise DataError(f"{path} is not valid JSON ({e.msg}): rerun `dvc repro metrics@{path.stem}`") from None
+    return read_json(path, f"rerun `dvc repro metrics@{path.stem}`")
 
 
 def load_inputs(params: Mapping, paths) -> tuple[dict, dict]:

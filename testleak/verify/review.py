@@ -22,8 +22,9 @@ from typing import Iterable, Sequence
 
 from ..errors import ConfigError, DataError
 from ..privacy import mask_in_text
+from ..records import LABELS as _LABELS
 
-LABELS = ("yes", "likely", "no", "unknown")
+LABELS = _LABELS     # the record vocabulary (testleak.records), checked by every reader
 POLICIES = ("both_yes", "yes_or_likely", "auto")
 
 

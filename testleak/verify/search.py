@@ -22,9 +22,10 @@ from typing import Iterable, Mapping
 from ..config import select
 from ..errors import DataError
 from ..privacy import mask
+from ..records import HIT_OUTCOMES
 
 BACKENDS = ("local", "infinigram", "github")
-OUTCOMES = ("in_window", "out_of_window", "unverifiable", "error", "filtered")
+OUTCOMES = HIT_OUTCOMES   # the record vocabulary (testleak.records), checked by every reader
 
 
 def open_backend(verifier_cfg: Mapping, paths):
