@@ -15,8 +15,9 @@ import sys
 from testleak.elicit import generate_questions
 from testleak.llm import open_gateway
 from testleak.paths import Paths
+from testleak.llm.answers import answer_settings
 from testleak.llm.budget import budget_settings
-from testleak.stage import check_budget, check_errors, entry, load_stage_params
+from testleak.stage import check_budget, check_endpoint, check_errors, entry, load_stage_params
 from testleak.records import write_json, write_jsonl
 from testleak.taxonomy import Taxonomy
 
@@ -27,17 +28,19 @@ def main(argv: list[str] | None = None) -> int:
     tax = Taxonomy.from_config(params)
     exp = params["experiment"]
     with open_gateway(params["questioner"], paths=paths, attribution={"stage": "questions"},
-                      budget=budget_settings(params)) as gw:
+                      budget=budget_settings(params), answers=answer_settings(params)) as gw:
         questions, stats = generate_questions(tax, exp["scenarios"], int(exp["questions_per_scenario"]), gw)
     n = write_jsonl(paths.questions, questions, kind="question")
     write_json(paths.questions_stats, {"questioner": params["questioner"]["name"],
-                                   "scenarios": [s.to_dict() for s in stats], "questions": n, **gw.meter.summary()})
+                                   "scenarios": [s.to_dict() for s in stats], "questions": n, **gw.meter.summary(),
+                                   "failed_calls": gw.failure_counts()})
     for s in stats:
         msg = f"questions: {s.scenario}: {s.kept}/{s.requested} in {s.attempts} requests"
         if s.shortfall:
             msg += f" (SHORT by {s.shortfall}; {len(s.errors)} gateway errors)"
         print(msg, file=sys.stderr)
     check_budget("questions", gw, written=f" ({n} questions)")
+    check_endpoint("questions", gw)
     empty = [s.scenario for s in stats if s.kept == 0]
     if empty:
         print(f"questions: no question for scenario(s) {', '.join(empty)}; see {paths.questions_stats}", file=sys.stderr)

@@ -29,8 +29,9 @@ from testleak.config import run_model
 from testleak.equalcost import run_budget
 from testleak.llm import open_gateway
 from testleak.paths import Paths
+from testleak.llm.answers import answer_settings
 from testleak.llm.budget import budget_settings
-from testleak.stage import check_budget, check_errors, entry, stage_params
+from testleak.stage import check_budget, check_endpoint, check_errors, entry, stage_params
 
 
 def main(argv: list[str]) -> int:
@@ -40,18 +41,21 @@ def main(argv: list[str]) -> int:
     budget = run_budget(params, run, paths.root)   # a baseline's responses or ours' completion tokens to match
     model = run_model(params, run)
     with open_gateway(model, paths=paths, attribution={"stage": "responses", "run": run},
-                      budget=budget_settings(params)) as gw:
+                      budget=budget_settings(params), answers=answer_settings(params)) as gw:
         records, stats = pipeline.responses(params, run, gw, questions, library, budget)
     pipeline.write_artifact(paths, "responses", run, records, stats)
     print(f"responses@{run}: " + ", ".join(f"{k}={v}" for k, v in stats.items() if k not in ("run", "llm", "budget")),
           file=sys.stderr)
     b = stats.get("budget") or {}
     if b.get("kind") == "match_ours":
+        # raising the cap helps only a run that stopped there with every call answered
+        advice = (f"{stats['error']} calls failed: fix the endpoint and rerun" if stats.get("error")
+                  else "raise experiment.baseline_max_responses")
         print(f"responses@{run}: {b['completion_tokens']} completion tokens for a target of "
               f"{b['target_completion_tokens']} ({b['reference']}): ratio {b['ratio']}, stop: {b['stop']}"
-              + ("" if b["within_tolerance"] else " (NOT within 10 %: raise experiment.baseline_max_responses)"),
-              file=sys.stderr)
+              + ("" if b["within_tolerance"] else f" (NOT within 10 %: {advice})"), file=sys.stderr)
     check_budget(f"responses@{run}", gw, written=f" ({stats['ok']} ok of {stats['responses']} responses)")
+    check_endpoint(f"responses@{run}", gw)
     check_errors(f"responses@{run}", records, "response", params, model)
     return 0
 

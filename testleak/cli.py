@@ -205,6 +205,9 @@ def main(argv: list[str] | None = None) -> int:
     except TestleakError as e:
         print(f"testleak: error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"testleak {args.command}: interrupted (Ctrl-C)", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

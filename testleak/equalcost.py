@@ -34,18 +34,21 @@ the cap leaves), so no batch can pass T by more than one response; it stops when
 cap is reached. Hence the baseline ends with T <= C < T + M (within 10 % once T >= 10 M),
 reruns served from the response cache replay the same token counts and stop at the same
 response, and batches stay parallel while far from the target. Every response issued is kept
-(nothing paid is thrown away). An answer's tokens are the tokens the endpoint reported for it,
+(nothing paid is thrown away). Failed calls count toward a bound of their own: once more
+responses failed than ``max_failed`` (``max_error_share`` x the cap: more would fail the stage
+at any size), no more are requested (stop ``calls failed``), so a failing endpoint is not asked
+until the cap; a rerun after the fix sends the failed requests again and goes on. An answer's tokens are the tokens the endpoint reported for it,
 also when served from the cache (as :mod:`testleak.llm.budget` counts them).
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from .errors import ConfigError, DataError
+from .records import read_json
 
 MATCH_OURS = "match_ours"
 TOLERANCE = 0.10                    # the issue's "within 10 %" (reported, not a stop rule parameter)
@@ -140,13 +143,15 @@ class ResponseBudget:
     ``responses``: a fixed count (``kind`` responses). ``target_tokens``: the completion tokens
     to reach (``kind`` match_ours), with ``max_responses`` the hard cap and
     ``max_tokens_per_response`` the largest completion a request can return (None: the largest
-    seen so far, 1 before any)."""
+    seen so far, 1 before any). ``max_failed``: the failed responses tolerated (None: any)."""
     responses: int | None = None
     target_tokens: int | None = None
     max_responses: int | None = None
     max_tokens_per_response: int | None = None
     reference: str | None = None
+    max_failed: int | None = None
     issued: int = 0
+    failed: int = 0
     completion_tokens: int = 0
     largest: int = 0
     batches: list[int] = field(default_factory=list)
@@ -171,7 +176,7 @@ class ResponseBudget:
     def allowance(self) -> int:
         """Responses that may be requested now (0: stop)."""
         left = self.cap - self.issued
-        if left <= 0:
+        if left <= 0 or self.failed_out:
             return 0
         if self.target_tokens is None:
             return left
@@ -187,18 +192,29 @@ class ResponseBudget:
         """Grant up to ``n`` of the current allowance (the caller requests exactly that many)."""
         return min(n, self.allowance())
 
-    def record(self, completion_tokens: Sequence[int]) -> None:
-        """The completion tokens of the responses just received, in request order (0 for a failed call)."""
+    def record(self, completion_tokens: Sequence[int], failed: Sequence[bool] = ()) -> None:
+        """The completion tokens of the responses just received, in request order (0 for a failed
+        call), and which of them failed (``failed``, same order; empty: none)."""
         toks = [max(0, int(t or 0)) for t in completion_tokens]
         if not toks:
             return
+        if failed and len(failed) != len(toks):
+            raise ValueError(f"record: {len(toks)} responses but {len(failed)} failure flags")
         self.batches.append(len(toks))
+        self.failed += sum(bool(f) for f in failed)
         self.issued += len(toks)
         self.completion_tokens += sum(toks)
         self.largest = max([self.largest, *toks])
 
     @property
+    def failed_out(self) -> bool:
+        """More responses failed than ``max_failed`` tolerates."""
+        return self.max_failed is not None and self.failed > self.max_failed
+
+    @property
     def stop_reason(self) -> str:
+        if self.failed_out:
+            return "calls failed"
         if self.target_tokens is None:
             return "responses" if self.issued >= self.cap else "exhausted"
         if self.completion_tokens >= self.target_tokens:
@@ -208,7 +224,8 @@ class ResponseBudget:
     def summary(self) -> dict:
         """For the responses stats (``budget``): what was allowed, what was spent, why it stopped."""
         out = {"kind": self.kind, "responses_issued": self.issued, "completion_tokens": self.completion_tokens,
-               "stop": self.stop_reason, "batches": len(self.batches)}
+               "stop": self.stop_reason, "batches": len(self.batches), "failed": self.failed,
+               "max_failed": self.max_failed}
         if self.target_tokens is None:
             out["responses"] = self.responses
         else:
@@ -274,19 +291,18 @@ def run_budget(params: Mapping, run: str, root: str | Path, max_tokens_per_respo
         return None if spec.get("method") == "ours" else as_budget(int(n or 0))
     if b["kind"] == "own":
         return None
+    share = float(params.get("max_error_share") or 0.0)
     if b["kind"] == "responses":
-        return ResponseBudget(responses=int(b["responses"]))
+        return ResponseBudget(responses=int(b["responses"]), max_failed=int(share * int(b["responses"])))
     p = Path(root) / b["reads"]
     if not p.exists():
         raise DataError(f"responses@{run} matches the completion tokens of run {b['reference']!r} "
                         f"(experiment.baseline_budget: {MATCH_OURS}), but {b['reads']} does not exist: run "
                         f"`dvc repro responses@{b['reference']}` first")
-    try:
-        stats = json.loads(p.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise DataError(f"{b['reads']} is not valid JSON ({e.msg})") from None
+    stats = read_json(p, f"rerun `dvc repro responses@{b['reference']}`")
     return ResponseBudget(target_tokens=reference_tokens(stats, b["reads"]), max_responses=int(b["max_responses"]),
-                          max_tokens_per_response=max_tokens_per_response, reference=b["reference"])
+                          max_tokens_per_response=max_tokens_per_response, reference=b["reference"],
+                          max_failed=int(share * int(b["max_responses"])))
 
 
 __all__ = ["MATCH_OURS", "TOLERANCE", "ResponseBudget", "as_budget", "check_baseline_budget", "completion_tokens_of",

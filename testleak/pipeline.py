@@ -32,9 +32,11 @@ from .library.division import get_scorer
 from .library.figures import division_scores_figure, embedding_figure
 from .library.rounds import build_round, leak_instances
 from .llm import open_gateway
+from .llm.answers import answer_settings
 from .llm.budget import budget_settings
 from .paths import RUN_STAGES, Paths
 from .records import read_jsonl, write_json, write_jsonl
+from .settings import Answers
 from .taxonomy import Taxonomy
 from .verify.judge import judge_candidates, judge_mode, load_fragments, summarize as summarize_verdicts
 from .verify.review import agreement, confirm, read_labels, summarize_confirmed
@@ -115,7 +117,7 @@ def judge_gateway(params: Mapping, paths: Paths, run: str | None = None) -> Iter
             yield gw
     else:
         with open_gateway(params["judge"], paths=paths, attribution={"stage": "judged", "run": run},
-                          budget=budget_settings(params)) as gw:
+                          budget=budget_settings(params), answers=answer_settings(params)) as gw:
             yield gw
 
 
@@ -146,9 +148,13 @@ def responses(params: Mapping, run: str, gateway, questions: list[dict] | None =
 
 
 def _spend(gateway) -> dict:
-    """Tokens and cost of the answers a stage used, and ``partial`` when a spending cap stopped it."""
+    """Tokens and cost of the answers a stage used, ``partial`` when a spending cap stopped it, and
+    its failed calls by error kind (``failed_calls``: HTTP failures, answers that are not answers,
+    requests not sent)."""
     meter = getattr(gateway, "meter", None)
-    return meter.summary() if meter is not None else {}
+    if meter is None:
+        return {}
+    return {**meter.summary(), "failed_calls": gateway.failure_counts()}
 
 
 def candidates(params: Mapping, run: str, responses: Iterable[dict], models_dir=None) -> tuple[list[dict], dict]:
@@ -160,7 +166,10 @@ def candidates(params: Mapping, run: str, responses: Iterable[dict], models_dir=
     Every candidate that echoes its own response's prompt or library hints is marked
     (``echo_of``, :mod:`testleak.echo`; counted as ``echoes``); the judged stage's format rules
     reject it (status ``echo``), except under ``published``, whose pass-through applies none of
-    our filters (the mark stays for the privacy check)."""
+    our filters (the mark stays for the privacy check). A response gives at most
+    ``answers.max_candidates_per_response`` candidates, the first in extraction order
+    (:func:`cap_candidates`; counted under ``cap``), so one bad answer cannot buy thousands of
+    judge calls."""
     proto = run_protocol(params, run)
     own = PUBLISHED.get(methods.get(run_spec(params, run).get("method")).name)
     responses = list(responses)
@@ -168,8 +177,35 @@ def candidates(params: Mapping, run: str, responses: Iterable[dict], models_dir=
         cands, stats = own(params, responses, models_dir or Paths().models)
     else:
         cands, stats = candidates_from_responses(responses, Taxonomy.from_config(params))
+    limit = int((params.get("answers") or {}).get("max_candidates_per_response") or Answers().max_candidates_per_response)
+    cands, cap = cap_candidates(cands, limit)
+    if cap["responses"]:     # the counts by attribute and pattern are of the candidates kept
+        stats = {**stats, "candidates": len(cands), "by_attribute": _counts(c["attribute"] for c in cands)}
+        if "by_pattern" in stats:
+            stats["by_pattern"] = _counts(c["evidence"]["pattern"].split(":")[0] for c in cands)
     cands, echoes = mark_echoes(cands, responses)
-    return cands, {"run": run, "protocol": proto, **stats, **echoes}
+    return cands, {"run": run, "protocol": proto, **stats, "cap": cap, **echoes}
+
+
+def cap_candidates(cands: list[dict], limit: int) -> tuple[list[dict], dict]:
+    """The first ``limit`` candidates of each response (in order), and what the cap dropped:
+    ``{max_per_response, responses (capped), dropped}``."""
+    seen: dict = {}
+    kept, capped = [], set()
+    for c in cands:
+        n = seen[c["response_id"]] = seen.get(c["response_id"], 0) + 1
+        if n <= limit:
+            kept.append(c)
+        else:
+            capped.add(c["response_id"])
+    return kept, {"max_per_response": limit, "responses": len(capped), "dropped": len(cands) - len(kept)}
+
+
+def _counts(keys: Iterable[str]) -> dict:
+    out: dict = {}
+    for k in keys:
+        out[k] = out.get(k, 0) + 1
+    return dict(sorted(out.items()))
 
 
 def judged(params: Mapping, run: str, candidates: Iterable[dict], gateway, fragments: Mapping) -> tuple[list[dict], dict]:
@@ -269,7 +305,7 @@ def run_chain(params: Mapping, paths: Paths, run: str, backend, questions: list[
     spec = run_spec(params, run)
     out: dict[str, dict] = {}
     with open_gateway(run_model(params, run), paths=paths, attribution={"stage": "responses", "run": run},
-                      seed=int(spec.get("elicitation_seed") or 0)) as gw:
+                      seed=int(spec.get("elicitation_seed") or 0), answers=answer_settings(params)) as gw:
         resps, out["responses"] = responses(params, run, gw, questions, library, budget)
     write_artifact(paths, "responses", run, resps, out["responses"])
     cands, out["candidates"] = candidates(params, run, resps, paths.models)

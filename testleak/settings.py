@@ -24,6 +24,7 @@ from typing import Annotated, Any, Literal, Mapping, Sequence
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from .errors import ConfigError
+from .net.urls import mask_url, mask_urls_in_text, url_problem
 
 SCHEMA_VERSION = 1
 
@@ -173,6 +174,9 @@ class Limits(_Strict):
     max_retries: int = Field(ge=0)
     # per-request deadline across retries (issue 19 item 4, http helper); optional here
     deadline: float | None = Field(default=None, gt=0)
+    # failed calls in a row after which the gateway sends nothing more (testleak/llm/gateway.py;
+    # unset: MAX_CONSECUTIVE_FAILURES there)
+    max_consecutive_failures: int | None = Field(default=None, ge=1)
 
 
 class Price(_Strict):
@@ -203,6 +207,14 @@ class LLM(_Strict):
             raise _rule("gguf", None, "a gguf section (file, packages, version, sha256) for provider local")
         if self.provider == "openai" and not (self.base_url or self.base_url_env):
             raise _rule("base_url", None, "base_url or base_url_env for provider openai")
+        if self.base_url is not None:
+            problem = url_problem(self.base_url)
+            if problem:
+                if "user-info" in problem:   # name the variable that may hold a URL with credentials
+                    problem += (f"; put the URL with them in the environment variable {self.base_url_env} (base_url_env)"
+                                if self.base_url_env else "; put the URL with them in an environment variable and name "
+                                "it in base_url_env (base_url: null)")
+                raise _rule("base_url", mask_url(self.base_url), problem)
         return self
 
 
@@ -352,7 +364,7 @@ class LocalSearch(_Strict):
 
 
 class GitHubSearch(_Strict):
-    api_url: str = Field(pattern=r"^https?://")
+    api_url: str
     token_envs: list[str] = Field(min_length=1)
     requests_per_minute: float = Field(gt=0)
     window_seconds: float = Field(gt=0)
@@ -363,6 +375,13 @@ class GitHubSearch(_Strict):
     max_retries: int = Field(ge=0)
     max_wait_seconds: float = Field(gt=0)
     deadline: float | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _url(self):
+        problem = url_problem(self.api_url)
+        if problem:
+            raise _rule("api_url", mask_url(self.api_url), problem + "; tokens come from token_envs")
+        return self
 
 
 class InfiniGramSettings(_Strict):
@@ -706,6 +725,38 @@ def read_presidio_entities(file: str, root: Path) -> dict:
     return raw
 
 
+# ----------------------------------------------------------------------------- answers
+
+#: What the stages label their LLM calls with (``purpose``; the call log, ``answers``).
+PURPOSES = ("questions", "code turn", "test turn", "codexleaks prompts", "codebreaker prompts", "judge", "cli")
+
+
+class Answers(_Strict):
+    """What an LLM answer must be to count as one (testleak/llm/answers.py), per purpose
+    (:data:`PURPOSES`): ``whole``: the purposes whose answer cut by ``max_tokens`` is a failure
+    (for the others a cut answer is data, its ``finish_reason`` recorded); ``max_chars``: the
+    largest answer per purpose (``default`` for the others); ``max_candidates_per_response``: the
+    candidates the candidates stage keeps of one response (the others counted)."""
+    whole: list[str] = Field(default_factory=lambda: ["judge"])
+    max_chars: dict[str, Annotated[int, Field(ge=1)]] = Field(default_factory=lambda: {"default": 65536, "judge": 4096})
+    max_candidates_per_response: int = Field(default=200, ge=1)
+
+    @model_validator(mode="after")
+    def _purposes(self):
+        bad = [p for p in self.whole if p not in PURPOSES]
+        if bad:
+            raise _rule("whole", bad, f"purposes of LLM calls ({', '.join(PURPOSES)})")
+        if "default" not in self.max_chars:
+            raise _rule("max_chars", self.max_chars, "a mapping with a 'default' entry (characters)")
+        bad = [p for p in self.max_chars if p != "default" and p not in PURPOSES]
+        if bad:
+            raise _rule("max_chars", bad, f"'default' or purposes of LLM calls ({', '.join(PURPOSES)})")
+        return self
+
+    def max_chars_for(self, purpose: str | None) -> int:
+        return self.max_chars.get(purpose or "", self.max_chars["default"])
+
+
 # ----------------------------------------------------------------------------- budget
 
 class Budget(_Strict):
@@ -732,6 +783,7 @@ class Settings(_Strict):
     seed: int
     max_error_share: float = Field(ge=0, le=1)
     budget: Budget = Field(default_factory=Budget)
+    answers: Answers = Field(default_factory=Answers)
     # written by the composition's resolver (testleak.config, conf/config.yaml): the schema it passed
     validated_by: str | None = None
 
@@ -920,8 +972,9 @@ def _expectation(err: dict, loc: Sequence) -> str:
 
 
 def _source(key: str, overrides: Sequence[str], choices: Mapping[str, str] | None, file: str | None) -> str:
-    """Where the value at ``key`` came from: the most specific override, else the conf/ file
-    of its group option (or params.yaml when validating a written file)."""
+    """Where the value at ``key`` came from: the most specific override (URL user-info masked),
+    else the conf/ file of its group option (or params.yaml when validating a written file)."""
+    overrides = [mask_urls_in_text(mask_url(o)) if "@" in o else o for o in overrides]
     best = None
     for o in overrides:
         k = o.split("=", 1)[0].lstrip("+~")
@@ -990,4 +1043,4 @@ def validate(data: Mapping, **kw) -> Settings:
     return Settings.model_validate(data, context={"root": str(kw.get("root") or "."), "check_files": False})
 
 
-__all__ = ["SCHEMA_VERSION", "Settings", "problems", "validate"]
+__all__ = ["PURPOSES", "SCHEMA_VERSION", "Answers", "Settings", "problems", "validate"]

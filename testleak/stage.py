@@ -101,10 +101,47 @@ def check_budget(stage: str, *gateways, written: str = "") -> None:
                 f"come from the cache")
 
 
+def check_endpoint(stage: str, *gateways) -> None:
+    """Stop a stage whose endpoint failed too many calls in a row (the gateway's circuit
+    breaker, ``limits.max_consecutive_failures``): call it after the stage has written its
+    outputs. Raises :class:`StageFailedError` (one line: why, and how many calls were not sent)."""
+    for gw in gateways:
+        breaker = getattr(gw, "breaker", None)
+        if breaker is not None and breaker.reason:
+            raise StageFailedError(
+                f"{stage}: stopped early: {breaker.reason}; {gw.stats.get('not_sent_breaker', 0)} calls not sent. The "
+                f"outputs are written but not final: fix the endpoint and rerun (dvc repro); successful calls are "
+                f"cached and not sent again")
+
+
+def _interrupt_on_sigterm() -> None:
+    """Turn SIGTERM (``kill``, a CI timeout) into the KeyboardInterrupt of Ctrl-C, so cleanup code
+    (``finally``: temporary files of atomic writes) runs and the stage ends with one line."""
+    import signal
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    try:
+        signal.signal(signal.SIGTERM, stop)
+    except ValueError:      # not the main thread (a stage run inside another program)
+        pass
+
+
+def interrupted_line(what: str, exc: BaseException) -> str:
+    """The one line for a program stopped by Ctrl-C or SIGTERM."""
+    how = str(exc) or "SIGINT"
+    return (f"error: {what} interrupted ({how}): outputs not written; every answered LLM and search call is "
+            f"cached: rerun (dvc repro) to go on")
+
+
 def entry(main: Callable[[list[str]], int | None]) -> None:
     """Run a stage's ``main(argv)`` as a program: exit 1 when too many calls failed
     (:func:`check_errors`), 3 when a spending cap stopped it (:func:`check_budget`), 2 with the
-    message on any other TestleakError."""
+    message on any other TestleakError, 130 with one line on Ctrl-C or SIGTERM."""
+    from pathlib import Path
+
+    _interrupt_on_sigterm()
     try:
         code = main(sys.argv[1:])
     except StageFailedError as e:
@@ -113,4 +150,7 @@ def entry(main: Callable[[list[str]], int | None]) -> None:
     except TestleakError as e:
         print(f"error: {e}", file=sys.stderr)
         code = 2
+    except KeyboardInterrupt as e:
+        print(interrupted_line(f"stage {Path(sys.argv[0]).stem}", e), file=sys.stderr)
+        code = 130
     sys.exit(code or 0)

@@ -5,8 +5,9 @@ index ``{query string: [(repo_id, full_name, path), ...]}`` in GitHub's JSON sha
 (``total_count``, ``incomplete_results``, ``items[].path``, ``items[].repository.id /
 full_name``) with pagination (``per_page``, ``page``) and GitHub's rate-limit headers
 (``x-ratelimit-limit/remaining/reset``). Scripted steps (popped one per request) make it
-answer 403/429 with ``retry-after`` or ``x-ratelimit-reset``, or any status/body. Every
-request is recorded (time, query, page, authorization header).
+answer 403/429 with ``retry-after`` or ``x-ratelimit-reset``, or any status/body; with
+``echo_error`` set to a status it answers every search with that status and a message quoting
+the query. Every request is recorded (time, query, page, authorization header).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ class FakeGitHub(LoopbackServer):
         self.index = dict(index or {})
         self.tokens = tokens            # None: any token accepted; else 401 for others
         self.script: list[dict] = []
+        self.echo_error: int | None = None   # answer this status with a message quoting the query
         self.requests: list[dict] = []
         self._lock = threading.Lock()
         outer = self
@@ -67,6 +69,8 @@ class FakeGitHub(LoopbackServer):
                     hdr = dict(rl)
                     hdr.update(step.get("headers") or {})
                     return self._send(step.get("status", 200), step.get("body", {"message": "scripted"}), hdr)
+                if outer.echo_error is not None:
+                    return self._send(outer.echo_error, {"message": f"Validation Failed: cannot search for {q}"}, rl)
                 if len(q) > 256:
                     return self._send(422, {"message": "Validation Failed", "errors": [{"message": "query too long"}]}, rl)
                 hits = outer.index.get(q, [])

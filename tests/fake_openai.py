@@ -5,6 +5,10 @@ pops the next scripted behaviour; with the script empty it answers normally: ``a
 when set (the text for a request's JSON body, or a whole response body from
 :func:`completion_body`), else ``default_text``. Requests are
 counted and recorded (path, headers, JSON body) for assertions.
+
+Fault modes (``mode``, for the requests ``fault_when(body)`` selects; all when it is None)
+answer HTTP 200 with something that is not an answer, or an error that echoes the request:
+:data:`MODES`.
 """
 
 from __future__ import annotations
@@ -17,9 +21,17 @@ from http.server import BaseHTTPRequestHandler
 from tests.loopback import LoopbackServer
 
 
+#: ``mode`` -> what the server answers: empty content, whitespace only, a judge answer without a
+#: verdict, a lone surrogate in the text (the JSON escape ``\\ud800``), 1.1 MB of text (a server
+#: that ignores max_tokens), a cut answer (finish_reason length), HTTP 500, and HTTP 400 whose body
+#: quotes every message of the request.
+MODES = ("empty", "whitespace", "non_verdict", "surrogate", "oversized", "truncated", "error_500", "echo_error")
+OVERSIZED_LINE = 'assert send_mail("lena.voigt@mailbox.org")\n'
+
+
 def completion_body(text: str, model: str = "fake-model", prompt_tokens: int = 7, completion_tokens: int = 3,
-                    logprobs: list[float] | None = None) -> dict:
-    choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                    logprobs: list[float] | None = None, finish_reason: str = "stop") -> dict:
+    choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish_reason}
     if logprobs is not None:
         choice["logprobs"] = {"content": [{"token": f"t{i}", "logprob": lp, "bytes": None, "top_logprobs": []}
                                           for i, lp in enumerate(logprobs)]}
@@ -39,6 +51,8 @@ class FakeOpenAI(LoopbackServer):
         self.times: list[float] = []
         self.default_text = "ok"
         self.answer = None      # callable(request JSON body) -> answer text
+        self.mode: str | None = None     # a fault of MODES
+        self.fault_when = None  # callable(request JSON body) -> bool: the requests the mode applies to (None: all)
         self._lock = threading.Lock()
         outer = self
 
@@ -59,6 +73,8 @@ class FakeOpenAI(LoopbackServer):
                     outer.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "json": body})
                     outer.times.append(time.monotonic())
                     step = outer.script.pop(0) if outer.script else None
+                if step is None and outer.mode is not None and (outer.fault_when is None or outer.fault_when(body)):
+                    step = outer.fault(outer.mode, body)
                 if step is None:
                     text = outer.answer(body) if outer.answer is not None else outer.default_text
                     # answer() may return a whole body (completion_body(...), e.g. with its own usage)
@@ -79,6 +95,22 @@ class FakeOpenAI(LoopbackServer):
                     pass
 
         self._serve(Handler)
+
+    @staticmethod
+    def fault(mode: str, body) -> dict:
+        """The scripted step of fault ``mode`` (:data:`MODES`) for a request's JSON body."""
+        if mode == "error_500":
+            return {"status": 500, "body": {"error": {"message": "upstream exploded"}}}
+        if mode == "echo_error":
+            said = " ".join(str(m.get("content")) for m in (body or {}).get("messages") or [])
+            return {"status": 400, "body": {"error": {"message": f"cannot process request: {said}",
+                                                      "type": "invalid_request_error"}}}
+        text = {"empty": "", "whitespace": " \n\t \n", "non_verdict": "Sorry, I cannot evaluate this.",
+                "surrogate": "```python\nname = 'x\ud800'\n```", "oversized": OVERSIZED_LINE * 24_000,
+                "truncated": '{"plausible": tr'}.get(mode)
+        if text is None:
+            raise ValueError(f"unknown fault mode {mode!r}; known: {', '.join(MODES)}")
+        return {"status": 200, "body": completion_body(text, finish_reason="length" if mode == "truncated" else "stop")}
 
     @property
     def base_url(self) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -58,8 +59,9 @@ def project(tmp: Path, overrides=(), edit=None) -> Path:
     return tmp
 
 
-def stage(proj: Path, name: str, *args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), TESTLEAK_CACHE=str(proj / ".cache"), FAULT_TEST_KEY="sk-test")
+def stage(proj: Path, name: str, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), TESTLEAK_CACHE=str(proj / ".cache"), FAULT_TEST_KEY="sk-test",
+               **(env or {}))
     env.pop("TESTLEAK_ROOT", None)
     return subprocess.run([sys.executable, "-m", f"stages.{name}", *args], cwd=proj, env=env, capture_output=True,
                           text=True, timeout=300)
@@ -85,12 +87,14 @@ def one_line(stderr: str) -> str:
 
 def test_judge_500_fails_the_stage_counts_errors_and_a_rerun_resends_only_the_failures(tmp_path):
     with FakeOpenAI() as srv:
-        url = srv.base_url.replace("http://", "http://auditor:s3cr3t-token@")  # credentials in the URL
-        proj = project(tmp_path / "p", [*hosted("judge", url), "verifier.judge_mode=judge"])
+        # credentials in the URL: from the variable base_url_env names, never in params
+        url = {"FAULT_BASE_URL": srv.base_url.replace("http://", "http://auditor:s3cr3t-token@")}
+        proj = project(tmp_path / "p", [*hosted("judge", srv.base_url), "judge.base_url_env=FAULT_BASE_URL",
+                                        "verifier.judge_mode=judge"])
         candidates(proj)
         srv.default_text = VERDICT_YES
         srv.script = [ok(), ERR_500, ok(), ERR_500]
-        r = stage(proj, "judged", "ours")
+        r = stage(proj, "judged", "ours", env=url)
         assert r.returncode == 1, r.stderr
         msg = one_line(r.stderr)
         assert "judged@ours: 2 of 4 calls failed" in msg and "http_5xx" in msg
@@ -103,7 +107,7 @@ def test_judge_500_fails_the_stage_counts_errors_and_a_rerun_resends_only_the_fa
         assert len(srv.requests) == 4
 
         # the endpoint recovers: a rerun sends only the two failed calls, successes come from the cache
-        r2 = stage(proj, "judged", "ours")
+        r2 = stage(proj, "judged", "ours", env=url)
         assert r2.returncode == 0, r2.stderr
         assert len(srv.requests) == 6
         verdicts = read_jsonl(proj / "data/runs/ours/judged.jsonl", kind="verdict")
@@ -316,3 +320,258 @@ def test_dvc_exp_run_rejects_a_bad_override_at_composition(tmp_path, override, e
     assert len(errors) == 1 and expected in errors[0] and "conf/ composed with the -S overrides" in errors[0], r.stderr
     assert "Running stage" not in r.stdout
     assert (proj / "params.yaml").read_text(encoding="utf-8") == before
+
+
+# ----------------------------------------------------------------------------- answers that are not answers
+# The fault table: the local OpenAI-protocol server (tests/fake_openai.py, `mode`) answers HTTP 200
+# with something that is not an answer, or fails; each row runs the real stage program, checks its
+# exit code, its one line, the records' statuses and what it sent, then fixes the endpoint and checks
+# that the rerun sends exactly the calls that failed (the fake server's request log).
+
+CODE = "```python\ndef login(username, password):\n    return check_credentials(username, password)\n```"
+TESTS = "```python\ndef test_login():\n    assert login('lena.voigt', 'Tr0ub4dor&3')\n```"
+
+
+def is_test_turn(body) -> bool:
+    return len(body["messages"]) > 1          # [user code prompt, assistant code, user test prompt]
+
+
+def ours_answer(body) -> str:
+    return TESTS if is_test_turn(body) else CODE
+
+
+def questions(proj: Path, n: int = 2) -> None:
+    write_jsonl(proj / "data/questions/questions.jsonl", [
+        {"id": f"q{i}", "scenario": "game", "attributes": ["username", "password"], "text": f"A login form {i}."}
+        for i in range(n)], kind="question")
+
+
+def judge_of(*values):
+    return lambda body: any(json.dumps(v) in body["messages"][-1]["content"] for v in values)
+
+
+# case: (stage, fault mode, requests it applies to, error kind, one-line message parts, statuses,
+# calls sent, calls sent again after the fix). ours asks 2 questions (code turn + test turn each) of a
+# sampling model (temperature 1.0): a failed answer is asked once more; the judge is greedy
+# (temperature 0): asked once.
+FAULTS = {
+    "empty content": ("responses", "empty", is_test_turn, "empty",
+                      ["responses@ours: 2 of 2 calls failed", "empty answer"], ["error", "error"], 2 + 2 * 2, 2),
+    "whitespace-only content": ("responses", "whitespace", is_test_turn, "empty", ["2 of 2 calls failed", "all whitespace"],
+                                ["error", "error"], 6, 2),
+    "lone surrogate": ("responses", "surrogate", is_test_turn, "encoding", ["2 of 2 calls failed", "not valid Unicode"],
+                       ["error", "error"], 6, 2),
+    "oversized answers": ("responses", "oversized", is_test_turn, "oversized",
+                          ["2 of 2 calls failed", "above answers.max_chars default=65536"], ["error", "error"], 6, 2),
+    "non-verdict judge text": ("judged", "non_verdict", judge_of(EMAILS[1], EMAILS[3]), "invalid",
+                               ["judged@ours: 2 of 4 calls failed", "not a judge answer: no verdict"],
+                               ["ok", "error", "ok", "error"], 4, 2),
+    "cut judge verdict": ("judged", "truncated", judge_of(EMAILS[0]), "truncated",
+                          ["judged@ours: 1 of 4 calls failed", "cut by max_tokens"], ["error", "ok", "ok", "ok"], 4, 1),
+    "echoing error body": ("judged", "echo_error", None, "bad_request",
+                           ["judged@ours: 4 of 4 calls failed", "HTTP 400", "cannot process request"], ["error"] * 4, 4, 4),
+}
+
+
+@pytest.mark.parametrize("case", list(FAULTS))
+def test_fault_table(case, tmp_path):
+    name, mode, when, failed_kind, line, statuses, sent, resent = FAULTS[case]
+    with FakeOpenAI() as srv:
+        if name == "responses":
+            proj = project(tmp_path / "p", hosted("model", srv.base_url))
+            questions(proj)
+            srv.answer = ours_answer
+        else:
+            proj = project(tmp_path / "p", [*hosted("judge", srv.base_url), "verifier.judge_mode=judge"])
+            candidates(proj)
+            srv.default_text = VERDICT_YES
+        srv.mode, srv.fault_when = mode, when
+        r = stage(proj, name, "ours")
+        assert r.returncode == 1, r.stderr
+        msg = one_line(r.stderr)
+        assert all(part in msg for part in line), msg
+        kind = "response" if name == "responses" else "verdict"
+        recs = read_jsonl(proj / f"data/runs/ours/{name}.jsonl", kind=kind)
+        got = [x["status"] for x in recs] if name == "responses" else [v["judge"]["status"] for v in recs]
+        assert got == statuses
+        st = json.loads((proj / f"data/runs/ours/{name}_stats.json").read_text())
+        assert st["failed_calls"] == {failed_kind: statuses.count("error")}
+        assert len(srv.requests) == sent
+        failed_bodies = [q["json"] for q in srv.requests if when is None or when(q["json"])]
+        # raw text of the answer or of the request reaches neither the message nor the records
+        shown = r.stderr + (proj / f"data/runs/ours/{name}.jsonl").read_text() + (proj / "logs/llm_calls.jsonl").read_text()
+        assert "\ud800" not in shown and "Sorry, I cannot" not in shown and "lena.voigt@mailbox.org" not in shown
+        if mode == "echo_error":
+            assert not any(part in r.stderr + json.dumps(got) for part in ("voigt", "okafor", "mailbox", "posteo"))
+
+        srv.mode = None                       # the endpoint is fixed: only the failed calls are sent again
+        before = len(srv.requests)
+        r2 = stage(proj, name, "ours")
+        assert r2.returncode == 0, r2.stderr
+        again = [q["json"] for q in srv.requests[before:]]
+        assert len(again) == resent and all(b in failed_bodies for b in again)
+        recs = read_jsonl(proj / f"data/runs/ours/{name}.jsonl", kind=kind)
+        got = [x["status"] for x in recs] if name == "responses" else [v["judge"]["status"] for v in recs]
+        assert got == ["ok"] * len(statuses)
+
+
+def test_fault_table_equivalent_endpoints_share_the_cache(tmp_path):
+    """``.../v1/`` and ``localhost`` are the endpoint ``127.0.0.1.../v1`` (testleak.net.canonical_url):
+    the rerun sends nothing."""
+    with FakeOpenAI() as srv:
+        srv.answer = ours_answer
+        proj = project(tmp_path / "p", hosted("model", srv.base_url))
+        questions(proj)
+        assert stage(proj, "responses", "ours").returncode == 0
+        assert len(srv.requests) == 4
+        for url in (srv.base_url + "/", srv.base_url.replace("127.0.0.1", "localhost") + "/"):
+            params = yaml.safe_load((proj / "params.yaml").read_text())
+            params["model"]["base_url"] = url
+            (proj / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+            r = stage(proj, "responses", "ours")
+            assert r.returncode == 0, r.stderr
+            assert len(srv.requests) == 4, url
+        assert [x["status"] for x in read_jsonl(proj / "data/runs/ours/responses.jsonl")] == ["ok", "ok"]
+
+
+def test_fault_table_500_for_a_match_ours_baseline(tmp_path):
+    """A baseline at ours' completion tokens against an endpoint answering 500: the circuit breaker
+    stops it after limits.max_consecutive_failures calls (not at baseline_max_responses), the line
+    does not advise raising the cap, and the rerun after the fix sends exactly the failed calls."""
+    with FakeOpenAI() as srv:
+        proj = project(tmp_path / "p", [*hosted("model", srv.base_url), "experiment.baseline_budget=match_ours",
+                                        "+experiment.protocol.codexleaks={method: codexleaks, round: 0, library: x}"])
+        write_json(proj / "data/runs/ours/responses_stats.json", {"run": "ours", "llm": {"completion_tokens": 5000}})
+        srv.answer = lambda body: completion_body("'lena.voigt@mailbox.org'\n", completion_tokens=100)
+        srv.mode = "error_500"
+        r = stage(proj, "responses", "codexleaks")
+        assert r.returncode == 1, r.stderr
+        msg = one_line(r.stderr)
+        assert msg.startswith("error: responses@codexleaks: stopped early: 8 calls in a row to ") and "http_5xx" in msg
+        assert "42 calls not sent" in msg and "raise experiment.baseline_max_responses" not in r.stderr
+        assert len(srv.requests) == 8                          # not 400 (baseline_max_responses)
+        recs = read_jsonl(proj / "data/runs/codexleaks/responses.jsonl", kind="response")
+        assert [x["status"] for x in recs] == ["error"] * 50   # the first batch (5000 / 100 tokens)
+        st = json.loads((proj / "data/runs/codexleaks/responses_stats.json").read_text())
+        assert st["failed_calls"] == {"circuit_open": 42, "http_5xx": 8}
+        assert (st["budget"]["stop"], st["budget"]["failed"]) == ("calls failed", 50)
+        failed_bodies = [q["json"] for q in srv.requests]
+
+        srv.mode = None
+        r2 = stage(proj, "responses", "codexleaks")
+        assert r2.returncode == 0, r2.stderr
+        again = [q["json"] for q in srv.requests[8:]]
+        assert len(again) == 50 and all(b in again for b in failed_bodies)   # the 8 failed and the 42 not sent
+        st = json.loads((proj / "data/runs/codexleaks/responses_stats.json").read_text())
+        assert st["budget"]["stop"] == "target reached" and st["ok"] == 50 and st["failed_calls"] == {}
+
+
+# ----------------------------------------------------------------------------- the corruption table
+# Every field with a vocabulary or a type is checked by the reader every stage uses
+# (testleak.records.iter_jsonl via pipeline.read_artifact / verify.review.read_labels), naming
+# file:line; a value is never quoted. Line 1 of each file is valid, line 2 is corrupted.
+
+VALID = {
+    "responses": {"id": "r0", "status": "ok", "method": "ours", "turn1": {"text": CODE}, "turn2": {"text": TESTS},
+                  "tests_text": TESTS},
+    "candidates": {"id": "c0", "response_id": "r0", "attribute": "email", "value": EMAILS[0],
+                   "value_hash": value_hash(EMAILS[0])},
+    "judged": {"candidate_id": "c0", "attribute": "email", "value_hash": "h", "rules": {"ok": True, "status": "ok"},
+               "judge": {"ok": True, "status": "ok"}, "kept": True},
+    "verified": {"candidate_id": "c0", "attribute": "email", "value_hash": "h", "outcome": "in_window", "k": 3},
+    "confirmed": {"candidate_id": "c0", "attribute": "email", "value_hash": "h", "outcome": "in_window",
+                  "status": "confirmed", "policy": "auto"},
+    "labels": {"candidate_id": "c0", "value_hash": "h", "reviewer": "alice", "label": "yes"},
+}
+CORRUPT = {   # case: (file, fields changed on line 2, what the message says)
+    "hit outcome misspelt": ("verified", {"outcome": "in_windw"},
+                             "hit record with outcome = 'in_windw': expected one of in_window, out_of_window"),
+    "response status okay": ("responses", {"status": "okay"}, "response record with status = 'okay': expected one of ok"),
+    "confirmed status okay": ("confirmed", {"status": "okay"}, "confirmed record with status = 'okay'"),
+    "confirmed outcome unknown": ("confirmed", {"outcome": "found"}, "confirmed record with outcome = 'found'"),
+    "kept as a string": ("judged", {"kept": "false"}, "verdict record with kept = 'false': expected true or false"),
+    "kept as a number": ("judged", {"kept": 1}, "verdict record with kept = 1: expected true or false"),
+    "judge status unknown": ("judged", {"judge": {"ok": True, "status": "fine"}}, "judge.status = 'fine'"),
+    "rules status unknown": ("judged", {"rules": {"ok": True, "status": "passed"}}, "rules.status = 'passed'"),
+    "value an int": ("candidates", {"value": 4111111111111111}, "candidate record with value is int: expected a non-empty string"),
+    "value null": ("candidates", {"value": None}, "candidate record with value is NoneType: expected a non-empty string"),
+    "value empty": ("candidates", {"value": ""}, "value is an empty string"),
+    "ok response without its test turn": ("responses", {"turn2": None, "tests_text": ""},
+                                          "status 'ok' without its test turn (turn2.text or tests_text)"),
+    "ok baseline response without tests_text": ("responses", {"method": "codexleaks", "tests_text": None},
+                                                "status 'ok' without tests_text"),
+    "label Yes": ("labels", {"label": "Yes"}, "label record with label = 'Yes': expected one of yes, likely, no, unknown"),
+    "label maybe": ("labels", {"label": "maybe"}, "label = 'maybe'"),
+    "label 7": ("labels", {"label": 7}, "label = 7"),
+}
+
+
+def _reader(paths, name: str):
+    from testleak import pipeline
+    from testleak.verify.review import read_labels
+
+    if name == "labels":
+        return paths.labels_dir / "labels.jsonl", lambda: read_labels(paths.labels_dir / "labels.jsonl")
+    return paths.records(name, "ours"), lambda: pipeline.read_artifact(paths, name, "ours")
+
+
+@pytest.mark.parametrize("case", list(CORRUPT))
+def test_corruption_table(case, tmp_path):
+    from testleak.paths import RUN_STAGES, Paths
+
+    name, change, expected = CORRUPT[case]
+    paths = Paths(tmp_path)
+    path, read = _reader(paths, name)
+    kind = RUN_STAGES.get(name, "label")
+    good = VALID[name]
+    bad = {**good, **change, **({"id": "r1"} if "id" in good else {"candidate_id": "c1"})}
+    write_jsonl(path, [good, bad], kind=kind)
+    with pytest.raises(DataError) as ei:
+        read()
+    msg = str(ei.value)
+    assert msg.startswith(f"{path}:2: ") and expected in msg and "\n" not in msg, msg
+    assert EMAILS[0] not in msg and "4111111111111111" not in msg
+
+
+@pytest.mark.parametrize("name", list(VALID))
+def test_corruption_table_invalid_utf8_names_file_and_line(name, tmp_path):
+    from testleak.paths import RUN_STAGES, Paths
+
+    paths = Paths(tmp_path)
+    path, read = _reader(paths, name)
+    write_jsonl(path, [VALID[name]], kind=RUN_STAGES.get(name, "label"))
+    with path.open("ab") as f:
+        f.write(b'{"schema": "x", "id": "caf\xe9"}\n')   # Latin-1, not UTF-8
+    with pytest.raises(DataError, match=rf"^{re.escape(str(path))}:2 is not valid UTF-8 \(byte 26 of the line\)"):
+        read()
+
+
+def test_corruption_in_a_stats_file_names_the_file(tmp_path):
+    from testleak.records import read_json
+
+    p = tmp_path / "responses_stats.json"
+    p.write_bytes(b'{"run": "caf\xe9"}')
+    with pytest.raises(DataError, match=r"responses_stats\.json is not valid UTF-8 \(byte 12\)"):
+        read_json(p)
+    p.write_text('{"run": ', encoding="utf-8")
+    with pytest.raises(DataError, match=r"responses_stats\.json:1 is not valid JSON"):
+        read_json(p)
+
+
+@pytest.mark.parametrize("damage", ["label maybe", "invalid utf-8"])
+def test_corruption_a_stage_stops_with_one_line(damage, tmp_path):
+    """The confirmed stage as a program: a bad label or a non-UTF-8 hit file is one line, exit 2."""
+    proj = project(tmp_path / "p")
+    paths_root = proj / "data/runs/ours"
+    write_jsonl(paths_root / "judged.jsonl", [VALID["judged"]], kind="verdict")
+    write_jsonl(paths_root / "verified.jsonl", [VALID["verified"]], kind="hit")
+    if damage == "label maybe":
+        write_jsonl(proj / "labels/labels.jsonl", [{**VALID["labels"], "label": "maybe"}], kind="label")
+        where = "labels/labels.jsonl:1: label record with label = 'maybe'"
+    else:
+        with (paths_root / "verified.jsonl").open("ab") as f:
+            f.write(b"\xff\xfe\n")
+        where = "verified.jsonl:2 is not valid UTF-8"
+    r = stage(proj, "confirmed", "ours")
+    assert r.returncode == 2
+    assert len(r.stderr.strip().splitlines()) == 1 and where in one_line(r.stderr), r.stderr

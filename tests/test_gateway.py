@@ -127,13 +127,22 @@ def test_bad_limits_are_rejected_not_replaced(tmp_path, key, value):
 
 
 def test_credentials_in_base_url_never_shown(tmp_path, monkeypatch, capsys):
+    """A URL with credentials comes from the variable base_url_env names (never params); every
+    message masks its user-info."""
     secret = "s3cretPW"
+
+    def from_env(url):
+        monkeypatch.setenv("FAKE_BASE_URL", url)
+        gw = make_gateway(tmp_path, None, retries=1, monkeypatch=monkeypatch)
+        gw.cfg["base_url_env"] = "FAKE_BASE_URL"
+        return gw
+
     with FakeOpenAI() as srv:
         base = srv.base_url.replace("http://", f"http://alice:{secret}@")
         masked = srv.base_url.replace("http://", "http://***@")
         srv.script = [{"status": 500, "body": {"error": {"message": "boom"}}},
                       {"status": 500, "body": {"error": {"message": "boom"}}}]
-        gw = make_gateway(tmp_path, base, retries=1, monkeypatch=monkeypatch)
+        gw = from_env(base)
         failed = gw.chat(MSG)                      # two 500s: retry line, then an error record
         assert failed.status == "error" and masked in failed.error
         srv.script = [{"status": 404, "body": {"error": {"message": "no such model"}}}]
@@ -141,13 +150,17 @@ def test_credentials_in_base_url_never_shown(tmp_path, monkeypatch, capsys):
             gw.chat(MSG, sample=1)
         assert masked in str(ei.value)
         gw.close()
-    refused = make_gateway(tmp_path, f"http://alice:{secret}@127.0.0.1:{closed_port()}/v1", monkeypatch=monkeypatch)
+    refused = from_env(f"http://alice:{secret}@127.0.0.1:{closed_port()}/v1")
     r = refused.chat(MSG)
     assert r.error_kind == "connection_refused" and "***@127.0.0.1" in r.error
     refused.close()
+    # in the model config itself user-info is refused, in one line that shows none of it
+    with pytest.raises(ConfigError) as bad:
+        make_gateway(tmp_path, base, monkeypatch=monkeypatch)
+    assert "without user-info" in str(bad.value) and "\n" not in str(bad.value)
     err = capsys.readouterr().err
     assert "retry:" in err and masked in err
-    texts = [err, failed.error, str(ei.value), r.error, (tmp_path / "calls.jsonl").read_text()]
+    texts = [err, failed.error, str(ei.value), r.error, str(bad.value), (tmp_path / "calls.jsonl").read_text()]
     assert not any(secret in t or "alice" in t for t in texts)
 
 
@@ -357,3 +370,18 @@ def test_worker_slot_pins_requests_to_a_server_slot_only_on_the_embedded_server(
     # more workers than slots: workers would queue behind each other's pinned slot; the server picks
     assert Gateway(cfg("local", 8), cache_dir=tmp_path / "b").server_slot(1) is None
     assert Gateway(cfg("openai", 4), cache_dir=tmp_path / "c").server_slot(1) is None   # remote: no slots
+
+
+def test_an_error_body_echoing_the_prompt_shows_only_a_masked_excerpt(tmp_path, monkeypatch):
+    """A 400 whose body quotes the request: the failure record has the status, the kind and a
+    masked excerpt, never the prompt's words."""
+    prompt = [{"role": "user", "content": "Is lena.voigt@mailbox.org a plausible e-mail address?"}]
+    with FakeOpenAI() as srv:
+        srv.mode = "echo_error"
+        gw = make_gateway(tmp_path, srv.base_url, monkeypatch=monkeypatch)
+        c = gw.chat(prompt)
+        gw.close()
+    assert (c.status, c.error_kind) == ("error", "bad_request") and c.error.startswith("HTTP 400: ")
+    assert "cannot process request" in c.error
+    for part in ("lena", "voigt", "mailbox", "plausible"):
+        assert part not in c.error, c.error

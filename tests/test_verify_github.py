@@ -169,3 +169,20 @@ def test_window_outcomes_over_github(tmp_path):
     assert [h["k"] for h in hits] == [1, 101, 0, None, None]
     assert hits[0]["repo_ids"] == [1] and len(hits[1]["repo_ids"]) == 100
     assert "one@hit.com" not in json.dumps(hits)
+
+
+@pytest.mark.parametrize("status", [422, 400])
+def test_an_error_body_quoting_the_query_shows_only_a_masked_excerpt(tmp_path, status):
+    """The value searched for is in the query; GitHub's error message may quote it. The record's
+    reason and the call log carry the status and a masked excerpt only."""
+    value = "wei.zhang83@qq.com"
+    log = tmp_path / "calls.jsonl"
+    with FakeGitHub() as srv:
+        srv.echo_error = status
+        r = make(srv, tmp_path, log_path=log).search(value)
+    assert r["outcome"] == "error" and r["reason"].startswith(f"HTTP {status}")
+    assert "Validation Failed" in r["reason"]          # GitHub's own words stay readable
+    assert value not in json.dumps(r)               # the record holds the value's mask only
+    shown = r["reason"] + log.read_text()
+    for part in ("wei", "zhang83", "qq"):
+        assert part not in shown, part

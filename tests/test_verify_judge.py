@@ -69,9 +69,9 @@ def _gateway(tmp_path, url, monkeypatch):
                    backoff_max=0.02)
 
 
-def test_judge_both_mode_asks_only_rule_passing_and_counts_unparsable(tmp_path, monkeypatch, taxonomy):
+def test_judge_both_mode_asks_only_rule_passing_and_a_non_verdict_is_a_failed_call(tmp_path, monkeypatch, taxonomy):
     with FakeOpenAI() as srv:
-        # c1 -> echoes the value in its reason, c3 -> unparsable, c4 -> implausible
+        # c1 -> echoes the value in its reason, c3 -> no verdict (a failed call), c4 -> implausible
         srv.script = [
             {"body": completion_body('{"plausible": true, "reason": "wei.zhang83@qq.com is a real mailbox"}')},
             {"body": completion_body("hmm, hard to say")},
@@ -80,13 +80,16 @@ def test_judge_both_mode_asks_only_rule_passing_and_counts_unparsable(tmp_path, 
         gw = _gateway(tmp_path, srv.base_url, monkeypatch)
         frags = load_fragments("testleak/resources/prior_library.yaml")
         out = judge_candidates(CANDS, taxonomy, mode="both", gateway=gw, fragments=frags, n_examples=2, seed=1)
+        cached = len(gw.cache)
         gw.close()
-        assert len(srv.requests) == 3  # c2 rejected by the rules, never sent
+        assert len(srv.requests) == 3  # c2 rejected by the rules, never sent; c3 not asked again (temperature 0)
+        assert cached == 2             # the answer without a verdict is not cached
         sent = [r["json"]["messages"][-1]["content"] for r in srv.requests]
         assert '"wei.zhang83@qq.com"' in sent[0] and '"+86 138-1108-5305"' in sent[1]
     assert [v["candidate_id"] for v in out] == ["c1", "c2", "c3", "c4"]
     assert [v["kept"] for v in out] == [True, False, False, False]
-    assert [v["judge"]["status"] for v in out] == ["ok", "skipped", "unparsable", "ok"]
+    assert [v["judge"]["status"] for v in out] == ["ok", "skipped", "error", "ok"]
+    assert out[2]["judge"]["reason"] == "judge call failed: not a judge answer: no verdict found in judge answer"
     assert [v["judge"]["ok"] for v in out] == [True, None, None, False]
     assert out[0]["judge"]["reason"] == f"{mask('wei.zhang83@qq.com')} is a real mailbox"
     assert "wei.zhang83@qq.com" not in json.dumps(out)

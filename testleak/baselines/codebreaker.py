@@ -218,6 +218,8 @@ class _Search:
         scored = [Scored(p, k, f, recs) for (p, k), (f, recs) in zip(plan, self.evaluate(plan), strict=True)]
         # one entry per requested sample (k per prompt), with the completion tokens of its record
         self.budget.record([_completion_tokens(s.records[i]) if i < len(s.records) else 0
+                            for s in scored for i in range(s.samples)],
+                           [i >= len(s.records) or s.records[i].get("status") == "error"
                             for s in scored for i in range(s.samples)])
         self.done.extend(scored)
         return scored

@@ -342,7 +342,10 @@ def ensure_questions(params: Mapping, paths, log=None) -> list[dict]:
         return read_jsonl(cp.questions, kind="question")
     tax = Taxonomy.from_config(params)
     exp = params["experiment"]
-    with open_gateway(params["questioner"], paths=paths, attribution={"stage": "canary"}) as gw:
+    from ..llm.answers import answer_settings
+
+    with open_gateway(params["questioner"], paths=paths, attribution={"stage": "canary"},
+                      answers=answer_settings(params)) as gw:
         qs, _ = generate_questions(tax, exp["scenarios"], int(exp["questions_per_scenario"]), gw)
     if not qs:
         raise DataError("the questioner produced no question for the canary experiment: see logs/llm_calls.jsonl")

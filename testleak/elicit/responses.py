@@ -305,5 +305,5 @@ def elicit_budgeted(questions: list[dict], settings: ElicitSettings, taxonomy: T
         batch = [(questions[(i + j) % len(questions)], (i + j) // len(questions)) for j in range(n)]
         i += n
         recs = list(elicit([q for q, _ in batch], settings, taxonomy, gw, library, samples=[k for _, k in batch]))
-        budget.record([response_completion_tokens(r) for r in recs])
+        budget.record([response_completion_tokens(r) for r in recs], [r["status"] == "error" for r in recs])
         yield from recs

@@ -10,8 +10,17 @@ API-key environment variable and default sampling. The gateway gives:
   connection errors, one stderr line per retry, a refused connection given up after two
   quick attempts, and a total deadline per request (``limits.deadline``); no retry on
   401/403/404, which raise an error naming the env var or model to fix;
-- an on-disk cache keyed by model, messages, sampling parameters and sample index, so a
-  rerun or a resumed stage makes zero repeated calls (only successes are cached);
+- an on-disk cache keyed by model (a hosted endpoint by its canonical URL,
+  :func:`testleak.net.canonical_url`: ``.../v1/`` and ``localhost`` are the same endpoint as
+  ``.../v1`` and ``127.0.0.1``), messages, sampling parameters and sample index, so a rerun or a
+  resumed stage makes zero repeated calls (only successes are cached);
+- answers checked per purpose (:mod:`.answers`): an empty, unencodable, oversized or (where the
+  purpose needs a whole answer) cut answer, or one the caller's reader rejects
+  (``ChatRequest.accept``), is a failed call, asked again with another sample where that can
+  help, never cached;
+- a circuit breaker: after ``limits.max_consecutive_failures`` failed calls in a row the
+  endpoint is given up for the gateway's life: later requests are not sent but answered
+  ``error`` of kind ``circuit_open`` (:attr:`Gateway.breaker`), so a stage stops early;
 - an *elicitation seed* (``seed``, default 0): a repetition of the same experiment draws other
   samples of every request. The effective sample index is ``sample + SEED_STRIDE * seed``; it
   enters the cache key and, for the local server, the sampling seed, so seed 0 keeps the keys
@@ -43,13 +52,16 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import AuthError, ConfigError, LLMError
+from .answers import AnswerPolicy, resample_helps, resample_params
 from .budget import Meter, estimate_prompt_tokens
-from ..net import (CallLog, GiveUp, JsonCache, RateLimiter, Retryable, RetryPolicy, canonical_key, mask_url,
-                   mask_urls_in_text, retry_after, transport_error)
+from ..net import (CallLog, GiveUp, JsonCache, RateLimiter, Retryable, RetryPolicy, canonical_key, canonical_url,
+                   check_url, mask_url, mask_urls_in_text, remote_excerpt, retry_after, transport_error)
 
 PROVIDERS = ("local", "openai")
 SEED_STRIDE = 1_000_000     # sample indices per elicitation seed (no method draws that many samples of one request)
 LOCAL_API_KEY = "sk-local-no-key"
+MAX_CONSECUTIVE_FAILURES = 8   # limits.max_consecutive_failures when a model config leaves it out
+NOT_SENT = ("budget", "circuit_open")   # error kinds of requests the gateway did not send
 
 
 @dataclass
@@ -57,7 +69,9 @@ class ChatRequest:
     messages: list
     sample: int = 0
     params: dict = field(default_factory=dict)
-    purpose: str | None = None  # what the call is for (call log only; not part of the cache key)
+    purpose: str | None = None  # what the call is for (call log, answer policy; not part of the cache key)
+    # the purpose's reader: why a text is not an answer (None: it is one); not part of the cache key
+    accept: Callable[[str], str | None] | None = None
 
 
 @dataclass
@@ -65,7 +79,9 @@ class Completion:
     text: str = ""
     status: str = "ok"  # ok | error
     error: str | None = None
-    # http_429 | http_5xx | timeout | connection | connection_refused | deadline | malformed | bad_request | budget
+    # http_429 | http_5xx | timeout | connection | connection_refused | deadline | malformed | bad_request, or
+    # an answer that is not one (.answers: encoding | empty | oversized | truncated | invalid), or not sent
+    # (budget | circuit_open)
     error_kind: str | None = None
     finish_reason: str | None = None
     usage: dict = field(default_factory=lambda: {"prompt_tokens": 0, "completion_tokens": 0})
@@ -111,7 +127,7 @@ class Gateway:
                  models_dir: str | os.PathLike | None = None, backoff_base: float = 1.0,
                  backoff_max: float = 60.0, show_progress: bool | None = None,
                  echo: Callable[[str], None] | None = None, attribution: Mapping | None = None,
-                 budget: Mapping | None = None, seed: int = 0):
+                 budget: Mapping | None = None, seed: int = 0, answers: Mapping | None = None):
         self.cfg = _to_dict(model_cfg)
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise ConfigError(f"elicitation seed {seed!r}: expected an integer >= 0")
@@ -132,6 +148,10 @@ class Gateway:
             raise ConfigError(f"model {self.name!r} (conf/model/{self.name}.yaml): {e}") from None
         self.timeout = self.policy.timeout
         self.max_retries = self.policy.max_retries
+        self.answers = AnswerPolicy.from_config(answers)
+        self.breaker = CircuitBreaker(int(limits.get("max_consecutive_failures") or MAX_CONSECUTIVE_FAILURES))
+        if provider == "openai":
+            self._configured_base_url()   # its shape, before any call (one line naming where it came from)
         self.show_progress = show_progress
         self.cache = JsonCache(Path(cache_dir) / "responses.sqlite")
         self.log_path = Path(log_path) if log_path else None
@@ -146,7 +166,9 @@ class Gateway:
         self._client_lock = threading.Lock()
         self._server_key = None
         self.base_url: str | None = None
-        self.stats = {"requests": 0, "cache_hits": 0, "shared": 0, "errors": 0, "retries": 0, "not_sent_budget": 0}
+        self.stats = {"requests": 0, "cache_hits": 0, "shared": 0, "errors": 0, "retries": 0, "not_sent_budget": 0,
+                      "not_sent_breaker": 0, "resampled": 0}
+        self.failures: dict[str, int] = {}          # error kind -> failed calls (answers included)
         self._stats_lock = threading.Lock()
         self._inflight: dict[str, Future] = {}     # cache key -> answer of the request in flight
         self._inflight_lock = threading.Lock()
@@ -158,14 +180,22 @@ class Gateway:
         if self.provider == "local":
             ident["gguf_sha256"] = (self.cfg.get("gguf") or {}).get("sha256")
         else:
-            ident["base_url"] = self._configured_base_url()
+            url = self._configured_base_url()
+            ident["base_url"] = canonical_url(url) if url else url
         return ident
 
     def _configured_base_url(self) -> str | None:
+        """The endpoint's base URL: from the environment variable ``base_url_env`` names (it may
+        hold credentials), else ``base_url``; its shape checked (:func:`testleak.net.check_url`)."""
         env = self.cfg.get("base_url_env")
         if env and os.environ.get(env):
-            return os.environ[env]
-        return self.cfg.get("base_url")
+            return check_url(os.environ[env], f"${env} (base_url_env of model {self.name!r})", userinfo=True,
+                             fix=f"fix the variable {env}")
+        url = self.cfg.get("base_url")
+        if url is None:
+            return None
+        return check_url(url, f"base_url of model {self.name!r}",
+                         fix=f"fix it in conf/model/{self.name}.yaml or set {env or 'base_url_env'}")
 
     def sampling(self, overrides: Mapping | None = None) -> dict:
         s = dict(self.cfg.get("sampling") or {})
@@ -228,18 +258,24 @@ class Gateway:
                          # of prompt_tokens, served from the server's prompt cache (this call only)
                          prompt_cached_tokens=None if (c.cached or shared) else c.prompt_cached_tokens)
 
+    def failure_counts(self) -> dict[str, int]:
+        """Failed calls by error kind (sorted by kind), for a stage's stats."""
+        with self._stats_lock:
+            return dict(sorted(self.failures.items()))
+
     def _count(self, name: str, n: int = 1) -> None:
         with self._stats_lock:
             self.stats[name] += n
 
     # -- calls -----------------------------------------------------------------------
     def chat(self, messages: Sequence[Mapping], sample: int = 0, *, purpose: str | None = None,
-             slot: int | None = None, **params) -> Completion:
+             slot: int | None = None, accept: Callable[[str], str | None] | None = None, **params) -> Completion:
         """One request. ``slot``: the caller's worker index (0 .. concurrency - 1); on the
         embedded server, whose slots the workers then own one each, the request is pinned to
         that slot (:meth:`server_slot`), so a conversation's next turn finds its prefix in the
-        slot's KV cache. It is not part of the cache key."""
-        return self._one(*self._prepare(ChatRequest(list(messages), sample, params, purpose)), slot=slot)
+        slot's KV cache. It is not part of the cache key. ``accept``: as :class:`ChatRequest`."""
+        return self._one(*self._prepare(ChatRequest(list(messages), sample, params, purpose)), slot=slot,
+                         accept=accept)
 
     def server_slot(self, slot: int | None) -> int | None:
         """The llama.cpp slot (``id_slot``) a request of worker ``slot`` is pinned to: the worker
@@ -274,7 +310,7 @@ class Gateway:
             bar = tqdm(total=len(reqs), desc=desc or self.name, unit="req", leave=False)
 
         def run(i: int) -> None:
-            out[i] = self._one(*prepared[i])
+            out[i] = self._one(*prepared[i], accept=reqs[i].accept)
             if bar is not None:
                 bar.update(1)
 
@@ -307,7 +343,7 @@ class Gateway:
         return key, req.messages, params, req.purpose or purpose
 
     def _one(self, key: str, messages: list, params: dict, purpose: str | None = None,
-             slot: int | None = None) -> Completion:
+             slot: int | None = None, accept: Callable[[str], str | None] | None = None) -> Completion:
         """One request, single flight: while a request with this cache key is in flight (from
         any thread), an identical one waits for its answer and shares it instead of paying
         for a second call."""
@@ -322,7 +358,7 @@ class Gateway:
             self._log(key, c, purpose, shared=True)
             return c
         try:
-            c = self._one_uncoalesced(key, messages, params, purpose, slot)
+            c = self._one_uncoalesced(key, messages, params, purpose, slot, accept)
             fut.set_result(c)
             return c
         except BaseException as e:
@@ -333,15 +369,20 @@ class Gateway:
                 del self._inflight[key]
 
     def _one_uncoalesced(self, key: str, messages: list, params: dict, purpose: str | None = None,
-                         slot: int | None = None) -> Completion:
+                         slot: int | None = None, accept: Callable[[str], str | None] | None = None) -> Completion:
         hit = self.cache.get(key)
-        if hit is not None:
+        # an answer cached before a rule of the answer policy existed is not an answer: asked again
+        if hit is not None and self.answers.problem(hit.get("text"), hit.get("finish_reason"), purpose, accept) is None:
             c = Completion(**hit)
             c.cached = True
             self._count("cache_hits")
             self.meter.charge(c.usage)
             self._log(key, c, purpose)
             return c
+        if self.breaker.reason:        # the endpoint failed too often in a row: not sent
+            self._count("not_sent_breaker")
+            return self._failed(key, Completion(status="error", error_kind="circuit_open", model=self.name,
+                                                error=f"not sent: {self.breaker.reason}"), purpose)
         ticket = self.meter.admit(messages, params)
         if ticket is None:  # the next call could exceed the budget: not sent
             self._count("not_sent_budget")
@@ -351,12 +392,49 @@ class Gateway:
         c = None
         try:
             c = self._call(messages, params, self.server_slot(slot))
+            c = self._checked(c, messages, params, purpose, slot, accept)
         finally:
             self.meter.settle(ticket, c.usage if c is not None and c.status == "ok" else None)
         if c.status == "ok":
             self.cache.put(key, {k: v for k, v in asdict(c).items() if k != "cached"})
-        else:
-            self._count("errors")
+            self.breaker.success()
+            self._log(key, c, purpose)
+            return c
+        return self._failed(key, c, purpose)
+
+    def _checked(self, c: Completion, messages: list, params: dict, purpose: str | None, slot: int | None,
+                 accept: Callable[[str], str | None] | None) -> Completion:
+        """``c`` when it is an answer (:mod:`.answers`); else, while :data:`.answers.RETRIES` allow and
+        another sample can differ, the answer to the request with another sample; else a failed
+        :class:`Completion` of the answer's error kind, without its text."""
+        attempts, latency = 0, 0.0
+        for retry in range(self.answers.retries + 1):
+            if retry:
+                self._count("resampled")
+                c = self._call(messages, resample_params(params, retry), self.server_slot(slot))
+            attempts += c.attempts
+            latency += c.latency_s
+            if c.status != "ok":
+                break
+            problem = self.answers.problem(c.text, c.finish_reason, purpose, accept)
+            if problem is None:
+                break
+            kind, why = problem
+            c = Completion(status="error", error_kind=kind, finish_reason=c.finish_reason, model=self.name,
+                           error=why + (f" ({retry + 1} samples)" if retry else ""))
+            if not resample_helps(params):
+                break
+        c.attempts, c.latency_s = attempts, latency
+        return c
+
+    def _failed(self, key: str, c: Completion, purpose: str | None) -> Completion:
+        """Count and log a failed call; a failure of the endpoint (not a request left unsent)
+        moves the circuit breaker."""
+        self._count("errors")
+        with self._stats_lock:
+            self.failures[c.error_kind or "error"] = self.failures.get(c.error_kind or "error", 0) + 1
+        if c.error_kind not in NOT_SENT:
+            self.breaker.failure(self.endpoint, c)
         self._log(key, c, purpose)
         return c
 
@@ -412,8 +490,9 @@ class Gateway:
             return error(g.kind, str(g))
         except LLMError:
             raise
-        except openai.APIStatusError as e:  # 400, 409, 422, ...: not temporary
-            return error("bad_request", f"HTTP {e.status_code}: {str(e.message)[:200]}")
+        except openai.APIStatusError as e:  # 400, 409, 422, ...: not temporary; the body may echo the prompt
+            sent = [m.get("content") for m in messages if isinstance(m, Mapping)]
+            return error("bad_request", f"HTTP {e.status_code}: {remote_excerpt(_error_message(e), sent)}")
         except Exception as e:  # malformed JSON, unexpected shapes
             return error("malformed", f"unparsable response: {type(e).__name__}")
         try:
@@ -446,6 +525,39 @@ class Gateway:
             lps = [float(t.logprob) for t in ch.logprobs.content]
         return Completion(text=text, status="ok", finish_reason=getattr(ch, "finish_reason", None), usage=u,
                           logprobs=lps, prompt_cached_tokens=None if cached is None else int(cached))
+
+
+def _error_message(e) -> str:
+    """The ``error.message`` of an OpenAI-style error body, else the client's message."""
+    body = getattr(e, "body", None)
+    if isinstance(body, Mapping):
+        inner = body.get("error") if isinstance(body.get("error"), Mapping) else body
+        if inner.get("message"):
+            return str(inner["message"])
+    return str(getattr(e, "message", "") or "")
+
+
+class CircuitBreaker:
+    """Opens after ``limit`` failed calls in a row of one endpoint (:attr:`reason` then says
+    why, one line); a success in between closes the count again. Thread-safe."""
+
+    def __init__(self, limit: int):
+        self.limit = max(1, int(limit))
+        self.in_row = 0
+        self.reason: str | None = None
+        self._lock = threading.Lock()
+
+    def success(self) -> None:
+        with self._lock:
+            if self.reason is None:
+                self.in_row = 0
+
+    def failure(self, endpoint: str, c: Completion) -> None:
+        with self._lock:
+            self.in_row += 1
+            if self.reason is None and self.in_row >= self.limit:
+                self.reason = (f"{self.limit} calls in a row to {endpoint} failed (last: {c.error_kind}; "
+                               f"limits.max_consecutive_failures={self.limit})")
 
 
 @contextmanager

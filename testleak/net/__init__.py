@@ -13,7 +13,11 @@ It sits below both: it imports nothing from testleak but :mod:`testleak.errors`.
   keyed by the sha256 of a canonical JSON of everything that changes the answer;
 - :class:`CallLog`: a JSONL log of calls (metadata only: never prompt text or secrets);
 - :func:`mask_url` / :func:`mask_urls_in_text`: URLs with user-info and secret query
-  values masked, for every message a human reads.
+  values masked, for every message a human reads;
+- :func:`url_problem` / :func:`check_url`: the shape of an endpoint URL (scheme, host, port, no
+  user-info in params), checked at composition; :func:`canonical_url`: one spelling per
+  endpoint for cache keys;
+- :func:`remote_excerpt`: what of a server's error text may be shown (short, masked).
 """
 
 from .cache import JsonCache, canonical_key
@@ -21,8 +25,9 @@ from .calllog import CallLog
 from .ratelimit import RateLimiter
 from .retry import (Deadline, GiveUp, Retryable, RetryPolicy, backoff_delay, connection_refused, retry_after,
                     transport_error)
-from .urls import mask_url, mask_urls_in_text
+from .remote import remote_excerpt
+from .urls import canonical_url, check_url, mask_url, mask_urls_in_text, url_problem
 
 __all__ = ["CallLog", "Deadline", "GiveUp", "JsonCache", "RateLimiter", "RetryPolicy", "Retryable",
-           "backoff_delay", "canonical_key", "connection_refused", "mask_url", "mask_urls_in_text",
-           "retry_after", "transport_error"]
+           "backoff_delay", "canonical_key", "canonical_url", "check_url", "connection_refused", "mask_url",
+           "mask_urls_in_text", "remote_excerpt", "retry_after", "transport_error", "url_problem"]

@@ -14,7 +14,8 @@ sliding-window limiter; 403/429 answers pause that token for ``retry-after`` or 
 collected, keeping the repository ids (needed for the IL-L metric); every answer is cached
 on disk (SQLite under ``.cache/search/github``) keyed by API URL and query, with the
 engine and search date. The raw value never enters the cache, the call log, a retry line
-or the returned record (only its mask). Rate limiter, retries (``max_retries``, total
+or the returned record (only its mask), and an error body GitHub sends back is shown only as a
+masked excerpt (:func:`testleak.net.remote_excerpt`). Rate limiter, retries (``max_retries``, total
 ``deadline`` per request, ``max_wait_seconds``), cache and call log are the shared HTTP
 policy of :mod:`testleak.net`.
 """
@@ -33,7 +34,7 @@ import requests
 
 from ..errors import ConfigError
 from ..net import (CallLog, GiveUp, JsonCache, RateLimiter, Retryable, RetryPolicy, canonical_key, mask_url,
-                   mask_urls_in_text, retry_after, transport_error)
+                   mask_urls_in_text, remote_excerpt, retry_after, transport_error)
 from ..privacy import mask
 
 ENGINE = "github-rest-legacy"
@@ -139,10 +140,10 @@ class GitHubSearch:
                     self.limiters[i].block(wait)
                 raise Retryable("rate_limited", f"HTTP {r.status_code}", wait=wait, deferred=wait is not None)
             if r.status_code == 422:
-                return {"_error": f"HTTP 422 query rejected: {_msg(r)}"}
+                return {"_error": f"HTTP 422 query rejected: {_msg(r, query)}"}
             if r.status_code >= 500:
                 raise Retryable("http_5xx", f"HTTP {r.status_code}", wait=retry_after(r.headers))
-            return {"_error": f"HTTP {r.status_code}: {_msg(r)}"}
+            return {"_error": f"HTTP {r.status_code}: {_msg(r, query)}"}
 
         try:
             data = self.policy.call(self.endpoint, send)
@@ -199,8 +200,12 @@ class GitHubSearch:
         self.cache.close()
 
 
-def _msg(r) -> str:
+def _msg(r, query: str) -> str:
+    """A masked excerpt of GitHub's error message (:func:`testleak.net.remote_excerpt`): the body
+    may quote the query, which holds the value searched for."""
     try:
-        return str(r.json().get("message", ""))[:200]
+        body = r.json()
+        text = body.get("message", "") if isinstance(body, dict) else body
     except ValueError:
-        return r.text[:200]
+        text = r.text
+    return remote_excerpt(text, [query])

@@ -209,6 +209,12 @@ def corpus_manifest(local_cfg) -> dict:
             "dirs": [str(d) for d in _cfg_get(local_cfg, "dirs", [])]}
 
 
+def _remove_db(db: Path) -> None:
+    """Delete an SQLite database file and its journal files."""
+    for suffix in ("", "-journal", "-wal", "-shm"):
+        db.with_name(db.name + suffix).unlink(missing_ok=True)
+
+
 def build_index(local_cfg, out: str | os.PathLike, files: Iterable[CorpusFile] | None = None) -> dict:
     """Build the index database at ``out`` (atomically) and return its build statistics.
 
@@ -220,7 +226,7 @@ def build_index(local_cfg, out: str | os.PathLike, files: Iterable[CorpusFile] |
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
-    tmp.unlink(missing_ok=True)
+    _remove_db(tmp)          # left by a build killed with SIGKILL (SIGINT and SIGTERM clean up below)
     con = sqlite3.connect(tmp)
     t0 = time.perf_counter()
     stats: dict = {}
@@ -239,7 +245,7 @@ def build_index(local_cfg, out: str | os.PathLike, files: Iterable[CorpusFile] |
         os.replace(tmp, out)
     except BaseException:
         con.close()
-        tmp.unlink(missing_ok=True)
+        _remove_db(tmp)
         raise
     stats["seconds"] = round(time.perf_counter() - t0, 3)
     stats["db_bytes"] = out.stat().st_size

@@ -8,8 +8,9 @@ formats and placeholders. :func:`build_prompt` builds exactly that context (desc
 from the taxonomy, fragments from the prior library) and asks for a JSON verdict
 ``{"plausible": true|false, "reason": "..."}``. :func:`parse_verdict` tolerates what small
 models actually answer (code fences, single quotes, Python booleans, yes/no words,
-trailing prose); output it cannot read becomes status ``unparsable`` (counted, kept in the
-records, never dropped).
+trailing prose); an answer it cannot read is a failed judge call (the gateway's reader
+:func:`verdict_problem`: never cached, asked again by a rerun, status ``error``), so that a judge
+that answers prose fails its stage instead of rejecting every candidate.
 
 :func:`judge_candidates` combines the format rules (:mod:`.rules`) and the judge according
 to ``judge_mode``: ``rules`` (rules only), ``judge`` (judge only) or ``both`` (the judge sees
@@ -181,6 +182,14 @@ def parse_verdict(text: str | None) -> dict:
     return {"ok": None, "reason": "no verdict found in judge answer", "status": "unparsable"}
 
 
+def verdict_problem(text: str) -> str | None:
+    """Why a judge answer holds no verdict (None: :func:`parse_verdict` reads one): the gateway's
+    reader of judge answers (``ChatRequest.accept``), so such an answer is a failed call, not a
+    cached result."""
+    v = parse_verdict(text)
+    return None if v["status"] == "ok" else v["reason"]
+
+
 # ----------------------------------------------------------------------------- pipeline
 
 def judge_mode(verifier_cfg) -> str:
@@ -241,7 +250,7 @@ def judge_candidates(candidates: Iterable[dict], taxonomy, *, mode: str = "both"
             a = taxonomy.attribute(c["attribute"])
             ex = pick_examples(fragments, c["attribute"], n_examples, seed)
             reqs.append(ChatRequest(build_prompt(c["value"], c["attribute"], a.label, a.description, ex),
-                                    sample=0, params=dict(sampling or {})))
+                                    sample=0, params=dict(sampling or {}), accept=verdict_problem))
         comps = gateway.chat_many(reqs, desc="judge", purpose="judge")
         for i, comp in zip(to_judge, comps):
             value = cands[i]["value"]
@@ -274,5 +283,5 @@ def summarize(verdicts: Sequence[dict]) -> dict:
     }
 
 
-__all__ = ["JUDGE_MODES", "RULES_STATUSES", "rules_status", "build_prompt", "parse_verdict", "judge_candidates", "load_fragments",
+__all__ = ["JUDGE_MODES", "RULES_STATUSES", "rules_status", "build_prompt", "parse_verdict", "verdict_problem", "judge_candidates", "load_fragments",
            "pick_examples", "summarize", "judge_mode", "mask"]

@@ -1,0 +1,94 @@
+"""What an LLM answer must be to count as one, per purpose of the call (``answers`` in params).
+
+An HTTP 200 can still carry no answer. The gateway checks every answer it receives (and every
+answer it finds in its cache, so that one cached before a rule existed is asked again) with
+:meth:`AnswerPolicy.problem`, in this order:
+
+- ``encoding``: text that is not valid Unicode (a lone surrogate such as ``\\ud800``);
+- ``empty``: no text, or only whitespace (a refusal is a refusal only with words: the refusal
+  detector decides on non-empty text);
+- ``oversized``: more than ``max_chars`` characters for the purpose (a server that ignores
+  ``max_tokens`` cannot buy thousands of candidates);
+- ``truncated``: cut by ``max_tokens`` (``finish_reason: length``) for a purpose listed in
+  ``whole`` (the judge: a cut verdict is no verdict). For the other purposes a cut answer is data:
+  its ``finish_reason`` is recorded and a cut test turn of ours is still read;
+- ``invalid``: the caller's reader of the purpose (``ChatRequest.accept``) finds no answer in it
+  (a judge answer without a verdict).
+
+Each is a failed call of that ``error_kind``: never cached, counted by the gateway
+(:attr:`Gateway.failures`) and in the stage's records and stats, and failing the stage above
+``max_error_share`` like an HTTP error. A request whose sampling is not greedy (temperature > 0)
+is first asked again :data:`RETRIES` times with another sample (the local server gets another
+seed); a greedy one would answer the same.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from ..settings import Answers
+
+#: Other samples asked for a failed answer of a request that samples.
+RETRIES = 1
+#: The error kinds of an answer that is not one (:meth:`AnswerPolicy.problem`).
+ANSWER_FAILURES = ("encoding", "empty", "oversized", "truncated", "invalid")
+
+
+def answer_settings(params: Mapping) -> dict:
+    """The answer policy of a stage's gateways: ``answers`` of the composed params."""
+    return dict(params.get("answers") or {})
+
+
+@dataclass(frozen=True)
+class AnswerPolicy:
+    """The checks of one gateway's answers (module docstring); ``cfg``: ``answers`` of params."""
+    settings: Answers
+
+    @classmethod
+    def from_config(cls, cfg: Mapping | None) -> "AnswerPolicy":
+        return cls(Answers.model_validate(dict(cfg or {}), strict=False))
+
+    retries: int = RETRIES
+
+    def problem(self, text: str | None, finish_reason: str | None, purpose: str | None,
+                accept: Callable[[str], str | None] | None = None) -> tuple[str, str] | None:
+        """``(error kind, one-line message)`` when ``text`` is not an answer for ``purpose``, else
+        None. The message never quotes the text."""
+        text = text or ""
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as e:
+            return "encoding", f"answer is not valid Unicode (character {e.start} of {len(text)} cannot be encoded)"
+        if not text.strip():
+            return "empty", f"empty answer ({len(text)} characters, {'all whitespace' if text else 'none'})"
+        limit = self.settings.max_chars_for(purpose)
+        if len(text) > limit:
+            return "oversized", (f"answer of {len(text)} characters, above answers.max_chars "
+                                 f"{purpose if purpose in self.settings.max_chars else 'default'}={limit}")
+        if finish_reason == "length" and purpose in self.settings.whole:
+            return "truncated", f"answer cut by max_tokens (finish_reason: length); a {purpose} answer must be whole"
+        if accept is not None:
+            why = accept(text)
+            if why:
+                return "invalid", f"not a {purpose or 'usable'} answer: {why}"
+        return None
+
+
+def resample_helps(params: Mapping[str, Any]) -> bool:
+    """Another sample of the request can differ: its temperature is not 0 (unset: the endpoint's
+    default, which samples)."""
+    t = params.get("temperature")
+    return t is None or float(t) > 0
+
+
+def resample_params(params: Mapping[str, Any], attempt: int) -> dict:
+    """The sampling of retry ``attempt`` (1, 2, ...) of a failed answer: another ``seed`` when the
+    request names one (the local server), deterministic in the seed and the attempt."""
+    out = dict(params)
+    if "seed" in out and out["seed"] is not None:
+        out["seed"] = (int(out["seed"]) + attempt * 0x9E3779B1) % 2**31
+    return out
+
+
+__all__ = ["ANSWER_FAILURES", "AnswerPolicy", "answer_settings", "resample_helps", "resample_params"]
