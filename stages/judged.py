@@ -15,7 +15,7 @@ import sys
 
 from testleak import pipeline
 from testleak.paths import Paths
-from testleak.stage import check_budget, check_endpoint, check_errors, entry, stage_params
+from testleak.stage import check_errors, check_gateways, entry, stage_params
 
 
 def main(argv: list[str]) -> int:
@@ -27,8 +27,7 @@ def main(argv: list[str]) -> int:
     pipeline.write_artifact(paths, "judged", run, verdicts, stats)
     print(f"judged@{run}: mode={stats['mode']} kept {stats['kept']}/{stats['candidates']} "
           f"(rules ok {stats['rules_ok']}, judge {stats['judge_status']})", file=sys.stderr)
-    check_budget(f"judged@{run}", gw)
-    check_endpoint(f"judged@{run}", gw)
+    check_gateways(f"judged@{run}", gw)
     check_errors(f"judged@{run}", verdicts, "verdict", params, params.get("judge"))
     return 0
 

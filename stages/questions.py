@@ -17,7 +17,7 @@ from testleak.llm import open_gateway
 from testleak.paths import Paths
 from testleak.llm.answers import answer_settings
 from testleak.llm.budget import budget_settings
-from testleak.stage import check_budget, check_endpoint, check_errors, entry, load_stage_params
+from testleak.stage import check_errors, check_gateways, entry, load_stage_params
 from testleak.records import write_json, write_jsonl
 from testleak.taxonomy import Taxonomy
 
@@ -39,8 +39,7 @@ def main(argv: list[str] | None = None) -> int:
         if s.shortfall:
             msg += f" (SHORT by {s.shortfall}; {len(s.errors)} gateway errors)"
         print(msg, file=sys.stderr)
-    check_budget("questions", gw, written=f" ({n} questions)")
-    check_endpoint("questions", gw)
+    check_gateways("questions", gw, written=f" ({n} questions)")
     empty = [s.scenario for s in stats if s.kept == 0]
     if empty:
         print(f"questions: no question for scenario(s) {', '.join(empty)}; see {paths.questions_stats}", file=sys.stderr)

@@ -31,7 +31,7 @@ from testleak.llm import open_gateway
 from testleak.paths import Paths
 from testleak.llm.answers import answer_settings
 from testleak.llm.budget import budget_settings
-from testleak.stage import check_budget, check_endpoint, check_errors, entry, stage_params
+from testleak.stage import check_errors, check_gateways, entry, stage_params
 
 
 def main(argv: list[str]) -> int:
@@ -54,8 +54,7 @@ def main(argv: list[str]) -> int:
         print(f"responses@{run}: {b['completion_tokens']} completion tokens for a target of "
               f"{b['target_completion_tokens']} ({b['reference']}): ratio {b['ratio']}, stop: {b['stop']}"
               + ("" if b["within_tolerance"] else f" (NOT within 10 %: {advice})"), file=sys.stderr)
-    check_budget(f"responses@{run}", gw, written=f" ({stats['ok']} ok of {stats['responses']} responses)")
-    check_endpoint(f"responses@{run}", gw)
+    check_gateways(f"responses@{run}", gw, written=f" ({stats['ok']} ok of {stats['responses']} responses)")
     check_errors(f"responses@{run}", records, "response", params, model)
     return 0
 

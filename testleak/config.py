@@ -87,6 +87,9 @@ def _hydra_line(e: Exception, overrides: Sequence[str]) -> str:
 # `hydra.plugins_path`), whose module registers the resolver by importing this one.
 RESOLVER = "testleak_settings"
 _composing = 0   # > 0 while `compose` runs: it validates itself, with each value's override
+# The exception the resolver raises for a composition another program made (hydra_plugins/ sets a
+# type that program prints as its own one-line error: DVC's DvcException for `dvc exp run -S`).
+COMPOSITION_ERROR: type[Exception] = ConfigError
 
 
 def _settings_resolver(*, _root_) -> str:
@@ -96,10 +99,15 @@ def _settings_resolver(*, _root_) -> str:
         data = OmegaConf.to_container(_root_, resolve=False)
         data.pop("validated_by", None)
         try:
-            data = OmegaConf.to_container(OmegaConf.create(data), resolve=True)
-        except OmegaConfBaseException as e:
-            raise ConfigError(f"cannot resolve the composed config: {str(e).splitlines()[0]}") from None
-        _validate(data, file="conf/ composed with the -S overrides", root=project_root())
+            try:
+                data = OmegaConf.to_container(OmegaConf.create(data), resolve=True)
+            except OmegaConfBaseException as e:
+                raise ConfigError(f"cannot resolve the composed config: {str(e).splitlines()[0]}") from None
+            _validate(data, file="conf/ composed with the -S overrides", root=project_root())
+        except ConfigError as e:
+            if COMPOSITION_ERROR is ConfigError:
+                raise
+            raise COMPOSITION_ERROR("; ".join(str(e).splitlines())) from None
     return f"testleak.settings v{SCHEMA_VERSION}"
 
 

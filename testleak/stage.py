@@ -88,10 +88,12 @@ def check_errors(stage: str, records: Iterable[Mapping], kind: str, params: Mapp
     return {"calls": calls, "errors": errors}
 
 
-def check_budget(stage: str, *gateways, written: str = "") -> None:
-    """Stop a stage that a spending cap cut short (:mod:`testleak.llm.budget`): call it after the
-    stage has written its outputs (stats marked ``partial``). Raises :class:`BudgetReached`
-    (exit 3), so DVC does not record the partial outputs as final."""
+def check_gateways(stage: str, *gateways, written: str = "") -> None:
+    """Stop a stage whose gateway stopped sending: call it after the stage has written its
+    outputs. A spending cap (:mod:`testleak.llm.budget`; stats marked ``partial``) raises
+    :class:`BudgetReached` (exit 3, so DVC does not record the partial outputs as final); an
+    endpoint that failed too many calls in a row (the gateway's circuit breaker,
+    ``limits.max_consecutive_failures``) raises :class:`StageFailedError`. One line each."""
     for gw in gateways:
         m = getattr(gw, "meter", None)
         if m is not None and m.reached:
@@ -99,13 +101,6 @@ def check_budget(stage: str, *gateways, written: str = "") -> None:
                 f"{stage}: {m.reached}; {m.refused} calls not sent, outputs written as partial{written}. Raise the "
                 f"cap (dvc exp run -S budget.usd=... / budget.completion_tokens=...) and rerun: answered calls "
                 f"come from the cache")
-
-
-def check_endpoint(stage: str, *gateways) -> None:
-    """Stop a stage whose endpoint failed too many calls in a row (the gateway's circuit
-    breaker, ``limits.max_consecutive_failures``): call it after the stage has written its
-    outputs. Raises :class:`StageFailedError` (one line: why, and how many calls were not sent)."""
-    for gw in gateways:
         breaker = getattr(gw, "breaker", None)
         if breaker is not None and breaker.reason:
             raise StageFailedError(
@@ -137,7 +132,8 @@ def interrupted_line(what: str, exc: BaseException) -> str:
 
 def entry(main: Callable[[list[str]], int | None]) -> None:
     """Run a stage's ``main(argv)`` as a program: exit 1 when too many calls failed
-    (:func:`check_errors`), 3 when a spending cap stopped it (:func:`check_budget`), 2 with the
+    (:func:`check_errors`) or its endpoint was given up, 3 when a spending cap stopped it
+    (:func:`check_gateways`), 2 with the
     message on any other TestleakError, 130 with one line on Ctrl-C or SIGTERM."""
     from pathlib import Path
 

@@ -385,3 +385,66 @@ def test_an_error_body_echoing_the_prompt_shows_only_a_masked_excerpt(tmp_path, 
     assert "cannot process request" in c.error
     for part in ("lena", "voigt", "mailbox", "plausible"):
         assert part not in c.error, c.error
+
+
+def test_an_answer_that_is_not_one_is_resampled_never_cached_and_a_cached_one_is_asked_again(tmp_path, monkeypatch):
+    with FakeOpenAI() as srv:
+        gw = make_gateway(tmp_path, srv.base_url, monkeypatch=monkeypatch)
+        gw.cfg["sampling"]["seed"] = 7             # a request that names its seed gets another one per sample
+        srv.script = [{"body": completion_body("")}, {"body": completion_body("two")}]
+        c = gw.chat(MSG, purpose="test turn")
+        assert (c.status, c.text, c.attempts) == ("ok", "two", 2)
+        assert [q["json"]["seed"] for q in srv.requests][0] == 7 and srv.requests[1]["json"]["seed"] != 7
+        assert gw.stats["resampled"] == 1 and gw.failure_counts() == {}
+        # both samples empty: a failed call, nothing cached, the next call sends again
+        srv.script = [{"body": completion_body(" ")}, {"body": completion_body("\n")}]
+        bad = gw.chat(MSG, sample=1, purpose="test turn")
+        assert (bad.status, bad.error_kind, bad.text) == ("error", "empty", "")
+        assert bad.error == "empty answer (1 characters, all whitespace) (2 samples)"
+        assert len(gw.cache) == 1 and gw.failure_counts() == {"empty": 1}
+        # a greedy request would answer the same: asked once
+        srv.script = [{"body": completion_body("")}]
+        n = len(srv.requests)
+        assert gw.chat(MSG, sample=2, temperature=0.0).error_kind == "empty" and len(srv.requests) == n + 1
+        # an empty answer cached by an older version is no answer: asked again, then replaced
+        key = gw._prepare(ChatRequest(MSG, 3))[0]
+        gw.cache.put(key, {"text": "", "status": "ok", "usage": {"prompt_tokens": 1, "completion_tokens": 0}})
+        srv.default_text = "fresh"
+        c = gw.chat(MSG, sample=3)
+        assert (c.text, c.cached) == ("fresh", False) and gw.cache.get(key)["text"] == "fresh"
+        gw.close()
+
+
+def test_a_cut_answer_is_data_except_where_the_purpose_needs_a_whole_one(tmp_path, monkeypatch):
+    with FakeOpenAI() as srv:
+        gw = make_gateway(tmp_path, srv.base_url, monkeypatch=monkeypatch)
+        srv.script = [{"body": completion_body("def test_x():\n    assert", finish_reason="length")}]
+        c = gw.chat(MSG, purpose="test turn")
+        assert (c.status, c.finish_reason) == ("ok", "length")       # a cut test turn is still read
+        srv.script = [{"body": completion_body('{"plausible": tr', finish_reason="length")}] * 2
+        j = gw.chat(MSG, sample=1, purpose="judge")
+        assert (j.status, j.error_kind, j.finish_reason) == ("error", "truncated", "length")
+        # the policy is config: `answers.whole` names the purposes
+        strict = Gateway(gw.cfg, cache_dir=tmp_path / "c2", answers={"whole": ["judge", "test turn"]})
+        srv.script = [{"body": completion_body("def test_x():", finish_reason="length")}] * 2
+        assert strict.chat(MSG, purpose="test turn").error_kind == "truncated"
+        srv.script = [{"body": completion_body("x" * 5000)}] * 2
+        big = strict.chat(MSG, sample=1, purpose="judge")
+        assert big.error_kind == "oversized" and big.error.startswith("answer of 5000 characters, above answers.max_chars judge=4096")
+        strict.close()
+        gw.close()
+
+
+def test_the_circuit_breaker_stops_sending_after_consecutive_failures(tmp_path, monkeypatch):
+    with FakeOpenAI() as srv:
+        gw = make_gateway(tmp_path, srv.base_url, retries=0, monkeypatch=monkeypatch, max_consecutive_failures=3)
+        srv.mode = "error_500"
+        srv.fault_when = lambda body: body["messages"][0]["content"] != "fine"
+        assert [gw.chat(MSG, sample=i).error_kind for i in range(2)] == ["http_5xx"] * 2
+        assert gw.chat([{"role": "user", "content": "fine"}]).status == "ok"     # a success: the count restarts
+        out = [gw.chat(MSG, sample=i).error_kind for i in range(2, 8)]
+        assert out == ["http_5xx"] * 3 + ["circuit_open"] * 3
+        assert len(srv.requests) == 6 and gw.stats["not_sent_breaker"] == 3
+        assert gw.breaker.reason.startswith(f"3 calls in a row to {srv.base_url}/chat/completions failed (last: http_5xx")
+        assert gw.failure_counts() == {"circuit_open": 3, "http_5xx": 5}
+        gw.close()

@@ -147,7 +147,7 @@ def test_judge_on_embedded_model(local_gateway, taxonomy):
                            sampling={"temperature": 0.0, "max_tokens": 96})
     assert len(out) == 2
     for v in out:
-        assert v["judge"]["status"] in ("ok", "unparsable")
+        assert v["judge"]["status"] == "ok", v["judge"]    # a verdict, whole (answers.whole: judge)
         assert v["judge"]["raw_masked"]  # the model answered something
         assert v["kept"] is (v["judge"]["ok"] is True)
     assert "wei.zhang83@qq.com" not in json.dumps(out)

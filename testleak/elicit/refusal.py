@@ -1,7 +1,9 @@
 """Refusal detection for elicitation answers (paper Sec. 4.2, 6.2: acceptance rates).
 
-A safety refusal is a real outcome to count, not an error.  An answer is a refusal when it
-is empty, or when one of the usual refusal phrases ("I'm sorry, but I can't assist",
+A safety refusal is a real outcome to count, not an error.  An empty or whitespace-only
+answer is no refusal but a failed call, which the gateway reports before any caller sees it
+(testleak/llm/answers.py; this function still names such a text ``empty``).  An answer is a
+refusal when one of the usual refusal phrases ("I'm sorry, but I can't assist",
 "I cannot provide", "As an AI language model", ...) appears near its start (first 300
 characters), the answer carries no code block and it is short (at most 600 characters, so
 little room for anything but the refusal).  Answers that apologise and then deliver code,
