@@ -21,7 +21,7 @@ from tests.project import env_for, make_project, run
 # params; 298 since they are files or references. The bound keeps it from growing back (the goal
 # is well under 150: the model configs, 30 columns each for model, judge and questioner, are the
 # next cut; testleak/graph.py).
-MAX_PARAM_COLUMNS = 300
+MAX_PARAM_COLUMNS = 306   # 300 + the servers' cache_prompt and replicas in the three model configs
 # of which the stages declare (`dvc exp show --param-deps`)
 MAX_DECLARED_COLUMNS = 300
 
