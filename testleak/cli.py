@@ -81,12 +81,12 @@ def _cmd_serve(args) -> int:
     if cfg.get("provider") != "local":
         print(f"model {cfg['name']} is hosted, not served locally", file=sys.stderr)
         return 2
-    sc = dict(cfg.get("server") or {})
+    sc = dict(cfg["server"])
     if args.parallel:
         sc["n_parallel"] = args.parallel
     path = ensure_model(cfg, Paths().models)
-    with LocalServer(path, n_ctx=sc.get("n_ctx", 8192), n_parallel=sc.get("n_parallel", 2),
-                     n_threads=args.threads or sc.get("n_threads", 2), alias=cfg.get("api_model")) as server:
+    with LocalServer(path, n_ctx=sc["n_ctx"], n_parallel=sc["n_parallel"], n_threads=args.threads or sc["n_threads"],
+                     cache_prompt=sc["cache_prompt"], alias=cfg.get("api_model")) as server:
         print(server.base_url, flush=True)
         try:
             while True:

@@ -119,7 +119,7 @@ class DryRunGateway(Gateway):
         self.history, self.synth = history, synth
         self.calls: list[dict] = []
 
-    def _one(self, key, messages, params, purpose=None, slot=None, accept=None):
+    def _one(self, key, messages, params, purpose=None, accept=None):
         hit = self.cache.get(key)
         if hit is not None:
             c = Completion(**hit)

@@ -152,9 +152,12 @@ class Gguf(_Strict):
 
 
 class Server(_Strict):
+    """The embedded llama.cpp servers (testleak.llm.local): fixed numerics, replicas for throughput."""
     n_ctx: int = Field(ge=256)
-    n_parallel: int = Field(ge=1)
-    n_threads: Annotated[int, Field(ge=1)] | Literal["auto"]   # auto: testleak.llm.local.auto_threads
+    n_parallel: int = Field(ge=1)             # slots per server; > 1 batches requests (not deterministic)
+    n_threads: int = Field(ge=1)              # fixed: the thread split changes llama.cpp's numerics
+    cache_prompt: bool                        # true reuses earlier prompts' KV (not deterministic)
+    replicas: Annotated[int, Field(ge=1)] | Literal["auto"]   # auto: one per CPU this process may use
     startup_timeout: float = Field(gt=0)
 
 

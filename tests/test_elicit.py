@@ -502,28 +502,3 @@ def test_identical_requests_in_flight_at_once_are_sent_once(tmp_path, monkeypatc
     assert sorted(x["shared"] for x in log) == [False, True, True]
 
 
-def test_each_worker_pins_both_turns_of_its_questions_to_its_own_server_slot(tmp_path, params, taxonomy):
-    """Embedded server (provider local; here its HTTP API is the fake server's): worker i owns slot
-    i, so a question's test turn runs on the slot whose KV cache holds its code turn (``id_slot``);
-    the slot is not part of the cache key, so a rerun is answered from the cache."""
-    import openai
-
-    qs = [{"id": f"q_{i}", "scenario": "game", "attributes": ["username", "password"], "text": f"task {i}"}
-          for i in range(6)]
-    cfg = {"name": "embedded", "provider": "local", "api_model": "fake-model", "gguf": {"sha256": "0" * 64},
-           "server": {"n_parallel": 3}, "sampling": {"temperature": 0.5, "max_tokens": 64, "extra_body": {}},
-           "limits": {"concurrency": 3, "timeout": 5, "max_retries": 0}}
-    with FakeOpenAI() as srv:
-        gw = Gateway(cfg, cache_dir=tmp_path / "cache", log_path=tmp_path / "calls.jsonl")
-        gw._client = openai.OpenAI(base_url=srv.base_url, api_key="sk-local-no-key", max_retries=0)  # no llama.cpp
-        srv.script = [{"status": 200, "body": completion_body(CODE_ANSWER), "delay": 0.1} for _ in range(12)]
-        recs = list(elicit(qs, _settings(params), taxonomy, gw, None))
-        sent = [r["json"] for r in srv.requests]
-        again = list(elicit(qs, _settings(params), taxonomy, gw, None))
-        assert len(srv.requests) == 12
-    assert [r["status"] for r in recs] == ["ok"] * 6 and all(r["turn2"]["cached"] for r in again)
-    slots: dict[str, set] = {}
-    for body in sent:
-        slots.setdefault(body["messages"][0]["content"], set()).add(body["id_slot"])
-    assert len(slots) == 6 and all(len(s) == 1 for s in slots.values())       # both turns on one slot
-    assert set().union(*slots.values()) == {0, 1, 2}                          # three workers, three slots

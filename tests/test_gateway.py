@@ -359,17 +359,59 @@ def test_call_log_counts_prompt_tokens_served_from_the_server_prompt_cache(tmp_p
     assert warm.prompt_cached_tokens == 32 and "prompt_cached_tokens" not in warm.to_record()
 
 
-def test_worker_slot_pins_requests_to_a_server_slot_only_on_the_embedded_server(tmp_path, monkeypatch):
-    def cfg(provider, concurrency, n_parallel=4):
-        return {"name": "m", "provider": provider, "api_model": "m", "gguf": {"sha256": "0" * 64},
-                "base_url": "http://127.0.0.1:9/v1", "api_key_env": "K", "server": {"n_parallel": n_parallel},
-                "limits": {"concurrency": concurrency, "timeout": 5}}
+def test_embedded_requests_go_to_a_free_server_of_the_pool_one_at_a_time(tmp_path, monkeypatch):
+    """Embedded model (here two fake servers stand in for llama.cpp replicas): every request takes
+    a free server, no server computes two at once (one slot each, so no batching), every request
+    asks for no prompt cache, and the cache identity holds the numerics but not the replicas."""
+    import threading
 
-    local = Gateway(cfg("local", 4), cache_dir=tmp_path / "a")
-    assert [local.server_slot(i) for i in (None, 0, 3, 4)] == [None, 0, 3, None]
-    # more workers than slots: workers would queue behind each other's pinned slot; the server picks
-    assert Gateway(cfg("local", 8), cache_dir=tmp_path / "b").server_slot(1) is None
-    assert Gateway(cfg("openai", 4), cache_dir=tmp_path / "c").server_slot(1) is None   # remote: no slots
+    from testleak.llm import local
+
+    class Endpoint:              # a running server of the pool (start/stop are the pool's business)
+        n_parallel = 1
+
+        def __init__(self, srv):
+            self.base_url, self.busy, self.most = srv.base_url, 0, 0
+
+        def start(self):
+            return self
+
+        def stop(self):
+            pass
+
+    lock = threading.Lock()
+
+    def answer_of(ep):
+        def answer(body):
+            with lock:
+                ep.busy += 1
+                ep.most = max(ep.most, ep.busy)
+            time.sleep(0.05)
+            with lock:
+                ep.busy -= 1
+            return completion_body("answer " + body["messages"][0]["content"])
+        return answer
+
+    def cfg(replicas):
+        return {"name": "m", "provider": "local", "api_model": "m", "gguf": {"sha256": "0" * 64},
+                "server": {"n_ctx": 2048, "n_parallel": 1, "n_threads": 1, "cache_prompt": False,
+                           "replicas": replicas},
+                "sampling": {"temperature": 0.7, "max_tokens": 8}, "limits": {"concurrency": 4, "timeout": 5}}
+
+    with FakeOpenAI() as a, FakeOpenAI() as b:
+        eps = [Endpoint(a), Endpoint(b)]
+        a.answer, b.answer = answer_of(eps[0]), answer_of(eps[1])
+        monkeypatch.setattr(local, "acquire_server", lambda *_: (local.ServerPool(eps).start(), ("k",)))
+        gw = Gateway(cfg(2), cache_dir=tmp_path / "c", log_path=tmp_path / "calls.jsonl")
+        assert gw.concurrency == 2                     # min(limits.concurrency, replicas x slots)
+        outs = gw.chat_many([ChatRequest([{"role": "user", "content": f"q{i}"}]) for i in range(8)])
+        sent = [r["json"] for r in a.requests + b.requests]
+    assert [o.text for o in outs] == [f"answer q{i}" for i in range(8)]
+    assert len(a.requests) >= 1 and len(b.requests) >= 1 and len(sent) == 8
+    assert max(ep.most for ep in eps) == 1
+    assert all(body["cache_prompt"] is False for body in sent)
+    one = Gateway(cfg(1), cache_dir=tmp_path / "d")
+    assert one.concurrency == 1 and one.identity == gw.identity and "n_threads" in gw.identity["server"]
 
 
 def test_an_error_body_echoing_the_prompt_shows_only_a_masked_excerpt(tmp_path, monkeypatch):

@@ -20,10 +20,10 @@ from tests.project import env_for, make_project, run
 # models, Presidio's entity table, the canary group and a copy of the model config per run were
 # params; 298 since they are files or references. The bound keeps it from growing back (the goal
 # is well under 150: the model configs, 30 columns each for model, judge and questioner, are the
-# next cut; testleak/graph.py). 302 with the answer policy (`answers`: 4 columns).
-MAX_PARAM_COLUMNS = 302
+# next cut; testleak/graph.py).
+MAX_PARAM_COLUMNS = 310   # 300 + the servers' cache_prompt and replicas in the three model configs + `answers` (4)
 # of which the stages declare (`dvc exp show --param-deps`)
-MAX_DECLARED_COLUMNS = 302
+MAX_DECLARED_COLUMNS = 304   # 300 + `answers` (4)
 
 
 def param_columns(data) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -70,59 +71,24 @@ def test_cli_check_model_end_to_end(tmp_path):
     assert "latency" in p.stderr and "qwen2.5-coder-0.5b" in p.stderr
 
 
-def test_auto_threads_leave_cores_busy_with_other_jobs_alone():
-    from testleak.llm.local import auto_threads, resolve_threads
-
-    assert [auto_threads(2, load) for load in (0.0, 0.4, 0.6, 1.0, 4.3, 12.0)] == [2, 2, 1, 1, 1, 1]
-    assert [auto_threads(8, load) for load in (0.0, 2.2, 7.9)] == [8, 6, 1]
-    assert resolve_threads(3) == 3 and 1 <= resolve_threads("auto") <= (__import__("os").cpu_count() or 1)
-
-
-def test_busy_cores_sees_a_job_spinning_now():
-    """auto threads count what runs now, not the 1-minute load average (which still holds a
-    finished stage's server): a process spinning on one core shows as about one busy core."""
-    import multiprocessing as mp
-
-    from testleak.llm.local import busy_cores
-
-    stop = mp.Event()
-    spinner = mp.Process(target=_spin, args=(stop,))
-    spinner.start()
-    try:
-        assert busy_cores(1.0) >= 0.8
-    finally:
-        stop.set()
-        spinner.join(5)
-
-
-def test_busy_cores_counts_a_niced_job_as_free_only_where_nice_is_machine_wide():
-    """a nice-19 job (a helper's tests beside a measured run) yields its core to the server
-    within a time slice where nice acts machine-wide: it must not make ``n_threads: auto`` start
-    llama.cpp with 1 thread. Under autogroup scheduling nice acts only within a session, and the
-    same job counts as busy."""
-    import multiprocessing as mp
-
-    import psutil
-
-    from testleak.llm.local import busy_of
-
-    stop = mp.Event()
-    spinner = mp.Process(target=_spin, args=(stop, 19))
-    spinner.start()
-    try:
-        sample = psutil.cpu_times_percent(interval=1.0, percpu=True)
-        # the niced spinner's core (a fair share of one core at least half the time when the
-        # machine is shared; all of it when idle) is busy, or free, depending on the rule
-        assert busy_of(sample, nice_is_free=False) - busy_of(sample, nice_is_free=True) >= 0.4
-    finally:
-        stop.set()
-        spinner.join(5)
-
-
-def _spin(stop, niceness: int = 0) -> None:
+def test_thread_count_is_fixed_and_replicas_follow_the_machine():
+    """The thread split changes llama.cpp's numerics, so ``n_threads`` is a fixed count (``auto``
+    is refused with a one-line message); ``replicas: auto`` may follow the machine because the
+    number of servers changes no answer; the answer's identity holds what changes numerics."""
     import os
 
-    if niceness:
-        os.nice(niceness)
-    while not stop.is_set():
-        pass
+    from testleak.errors import LLMError
+    from testleak.llm.local import LocalServer, deterministic, numerics, resolve_replicas, server_key
+
+    with pytest.raises(LLMError, match="n_threads 'auto': expected a fixed integer"):
+        LocalServer("m.gguf", n_threads="auto")
+    assert resolve_replicas(3) == 3
+    assert resolve_replicas("auto") == len(os.sched_getaffinity(0))
+    with pytest.raises(LLMError, match="replicas"):
+        resolve_replicas(0)
+    base = {"n_ctx": 4096, "n_parallel": 1, "n_threads": 1, "cache_prompt": False, "replicas": 1}
+    assert numerics(base) == numerics({**base, "replicas": 4})            # replicas: not an answer's identity
+    assert numerics(base) != numerics({**base, "n_threads": 2})
+    assert server_key(Path("m"), base) != server_key(Path("m"), {**base, "replicas": 2})
+    assert deterministic(base)
+    assert not deterministic({**base, "n_parallel": 4}) and not deterministic({**base, "cache_prompt": True})

@@ -30,7 +30,7 @@ until the completion tokens reach the target (:class:`testleak.equalcost.Respons
 Every question yields exactly one record; failures are records too: ``error`` (gateway
 error, in either turn), ``refused`` (:func:`~.refusal.detect_refusal`), ``no_code`` (no
 code block, or no unit that handles a privacy field).  Questions are pipelined through
-the model's slots (:func:`elicit`); an interrupted stage loses no paid call: every answer is
+the model's servers (:func:`elicit`); an interrupted stage loses no paid call: every answer is
 in the gateway's response cache, so a rerun sends only what was never answered.
 
 Baseline methods (``codexleaks``, ``codebreaker``) live in :mod:`testleak.baselines`; every
@@ -40,9 +40,7 @@ method is looked up by name in :mod:`testleak.methods`.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import random
-import threading
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Mapping
 
@@ -191,13 +189,9 @@ def _base_record(settings: ElicitSettings, q: dict, sample: int = 0) -> dict:
 
 
 def _answer(q: dict, settings: ElicitSettings, taxonomy: Taxonomy, gw, library: Mapping | None,
-            extra: dict, sample: int = 0, worker=None) -> dict:
+            extra: dict, sample: int = 0) -> dict:
     """Both turns for one question (sample index ``sample`` of both requests): the response
-    record (any status). ``worker``: the worker threads' local state, whose ``index``
-    (0 .. concurrency - 1) names the server slot both turns are pinned to
-    (:meth:`Gateway.server_slot`); None: the server chooses."""
-    if worker is not None:
-        extra = {**extra, "slot": getattr(worker, "index", None)}
+    record (any status)."""
     rec = _base_record(settings, q, sample)
     title = taxonomy.scenario(q["scenario"]).title if settings.scenario_questions and q.get("scenario") else None
     m = [{"role": "user", "content": code_prompt(q["text"], title)}]
@@ -249,30 +243,20 @@ def elicit(questions: list[dict], settings: ElicitSettings, taxonomy: Taxonomy, 
     """Run the two-turn interaction for each question; yield one response record per
     question (untagged), in question order.
 
-    Questions are pipelined, not batched by turn: ``concurrency`` workers (the model's
-    ``limits.concurrency``, the server's slots) each take a question through its code turn and
-    straight on to its test turn, so no slot waits at a barrier between the turns of
-    different questions. On the embedded server each worker owns one slot and pins both turns
-    to it (``id_slot``, :meth:`Gateway.server_slot`), so the test turn, which extends the code
-    turn's conversation, finds that prefix in the slot's KV cache (llama.cpp's prompt cache)
-    instead of being processed again on another slot. Identical requests in flight at once are sent once (the
-    gateway's single flight); the response cache makes a rerun free."""
+    Questions are pipelined, not batched by turn: ``concurrency`` workers (the gateway's
+    requests in flight) each take a question through its code turn and straight on to its test
+    turn, so no server waits at a barrier between the turns of different questions. Identical
+    requests in flight at once are sent once (the gateway's single flight); the response cache
+    makes a rerun free."""
     from concurrent.futures import ThreadPoolExecutor
 
     from tqdm import tqdm
 
     conc = int(getattr(gw, "concurrency", 1) or 1)
     extra = dict(params or {})
-    worker = threading.local()          # worker.index: 0 .. conc - 1, one per thread
-    indices = itertools.count()
-
-    def name_worker() -> None:
-        worker.index = next(indices)
-
-    ex = ThreadPoolExecutor(max_workers=conc, thread_name_prefix=f"elicit-{settings.run}", initializer=name_worker)
-    pinned = getattr(gw, "server_slot", lambda _: None)(0) is not None
+    ex = ThreadPoolExecutor(max_workers=conc, thread_name_prefix=f"elicit-{settings.run}")
     samples = list(samples) if samples is not None else [0] * len(questions)
-    futures = [ex.submit(_answer, q, settings, taxonomy, gw, library, extra, k, worker if pinned else None)
+    futures = [ex.submit(_answer, q, settings, taxonomy, gw, library, extra, k)
                for q, k in zip(questions, samples, strict=True)]
     bar = tqdm(total=len(futures), desc=f"{settings.run}: questions", unit="q", leave=False,
                disable=getattr(gw, "show_progress", None) is False)

@@ -140,6 +140,12 @@ class Gateway:
         self.models_dir = Path(models_dir) if models_dir else Path(cache_dir).parent / "models"
         limits = self.cfg.get("limits") or {}
         self.concurrency = max(1, int(limits.get("concurrency") or 1))
+        if provider == "local":   # no more requests in flight than the servers compute at once
+            from .local import resolve_replicas
+
+            sc = self.cfg.get("server") or {}
+            self.concurrency = min(self.concurrency,
+                                   resolve_replicas(sc.get("replicas", 1)) * int(sc.get("n_parallel", 1)))
         try:
             self.policy = RetryPolicy.from_config(limits, "limits", timeout=120.0, deadline=600.0, max_retries=4,
                                                   backoff_base=backoff_base, backoff_max=backoff_max, echo=echo)
@@ -163,6 +169,8 @@ class Gateway:
                            self.log_path.parent / "spend" if self.log_path else None,
                            self.attribution["stage"], self.attribution["run"])
         self._client = None
+        self._clients: list = []            # local: one client per server of the pool
+        self._pool = None
         self._client_lock = threading.Lock()
         self._server_key = None
         self.base_url: str | None = None
@@ -178,7 +186,10 @@ class Gateway:
     def identity(self) -> dict:
         ident = {"provider": self.provider, "api_model": self.cfg.get("api_model")}
         if self.provider == "local":
+            from .local import numerics
+
             ident["gguf_sha256"] = (self.cfg.get("gguf") or {}).get("sha256")
+            ident["server"] = numerics(self.cfg.get("server") or {})
         else:
             url = self._configured_base_url()
             ident["base_url"] = canonical_url(url) if url else url
@@ -216,9 +227,12 @@ class Gateway:
             if self.provider == "local":
                 from .local import acquire_server
 
-                server, self._server_key = acquire_server(self.cfg, self.models_dir)
-                self.base_url = server.base_url
-                api_key = LOCAL_API_KEY
+                self._pool, self._server_key = acquire_server(self.cfg, self.models_dir)
+                self.base_url = self._pool.base_urls[0]
+                self._clients = [openai.OpenAI(base_url=u, api_key=LOCAL_API_KEY, max_retries=0,
+                                               timeout=self.timeout) for u in self._pool.base_urls]
+                self._client = self._clients[0]
+                return self._client
             else:
                 self.base_url = self._configured_base_url()
                 env = self.cfg.get("api_key_env")
@@ -238,7 +252,7 @@ class Gateway:
 
             SHARED.release(self._server_key)
             self._server_key = None
-        self._client = None
+        self._client, self._clients, self._pool = None, [], None
         self.cache.close()
 
     @property
@@ -269,23 +283,9 @@ class Gateway:
 
     # -- calls -----------------------------------------------------------------------
     def chat(self, messages: Sequence[Mapping], sample: int = 0, *, purpose: str | None = None,
-             slot: int | None = None, accept: Callable[[str], str | None] | None = None, **params) -> Completion:
-        """One request. ``slot``: the caller's worker index (0 .. concurrency - 1); on the
-        embedded server, whose slots the workers then own one each, the request is pinned to
-        that slot (:meth:`server_slot`), so a conversation's next turn finds its prefix in the
-        slot's KV cache. It is not part of the cache key. ``accept``: as :class:`ChatRequest`."""
-        return self._one(*self._prepare(ChatRequest(list(messages), sample, params, purpose)), slot=slot,
-                         accept=accept)
-
-    def server_slot(self, slot: int | None) -> int | None:
-        """The llama.cpp slot (``id_slot``) a request of worker ``slot`` is pinned to: the worker
-        index itself when the model is served locally with at least ``concurrency`` slots (each
-        worker owns one, so a pinned request never waits behind another worker's); else None
-        (the server chooses; remote endpoints have no slots)."""
-        if slot is None or self.provider != "local":
-            return None
-        n_parallel = int((self.cfg.get("server") or {}).get("n_parallel", 1))
-        return int(slot) if 0 <= int(slot) < n_parallel and self.concurrency <= n_parallel else None
+             accept: Callable[[str], str | None] | None = None, **params) -> Completion:
+        """One request (answered from the cache, or sent). ``accept``: as :class:`ChatRequest`."""
+        return self._one(*self._prepare(ChatRequest(list(messages), sample, params, purpose)), accept=accept)
 
     def chat_many(self, requests: Iterable[ChatRequest], desc: str | None = None,
                   purpose: str | None = None) -> list[Completion]:
@@ -343,7 +343,7 @@ class Gateway:
         return key, req.messages, params, req.purpose or purpose
 
     def _one(self, key: str, messages: list, params: dict, purpose: str | None = None,
-             slot: int | None = None, accept: Callable[[str], str | None] | None = None) -> Completion:
+             accept: Callable[[str], str | None] | None = None) -> Completion:
         """One request, single flight: while a request with this cache key is in flight (from
         any thread), an identical one waits for its answer and shares it instead of paying
         for a second call."""
@@ -358,7 +358,7 @@ class Gateway:
             self._log(key, c, purpose, shared=True)
             return c
         try:
-            c = self._one_uncoalesced(key, messages, params, purpose, slot, accept)
+            c = self._one_uncoalesced(key, messages, params, purpose, accept)
             fut.set_result(c)
             return c
         except BaseException as e:
@@ -369,7 +369,7 @@ class Gateway:
                 del self._inflight[key]
 
     def _one_uncoalesced(self, key: str, messages: list, params: dict, purpose: str | None = None,
-                         slot: int | None = None, accept: Callable[[str], str | None] | None = None) -> Completion:
+                         accept: Callable[[str], str | None] | None = None) -> Completion:
         hit = self.cache.get(key)
         # an answer cached before a rule of the answer policy existed is not an answer: asked again
         if hit is not None and self.answers.problem(hit.get("text"), hit.get("finish_reason"), purpose, accept) is None:
@@ -391,8 +391,8 @@ class Gateway:
             return c
         c = None
         try:
-            c = self._call(messages, params, self.server_slot(slot))
-            c = self._checked(c, messages, params, purpose, slot, accept)
+            c = self._call(messages, params)
+            c = self._checked(c, messages, params, purpose, accept)
         finally:
             self.meter.settle(ticket, c.usage if c is not None and c.status == "ok" else None)
         if c.status == "ok":
@@ -402,7 +402,7 @@ class Gateway:
             return c
         return self._failed(key, c, purpose)
 
-    def _checked(self, c: Completion, messages: list, params: dict, purpose: str | None, slot: int | None,
+    def _checked(self, c: Completion, messages: list, params: dict, purpose: str | None,
                  accept: Callable[[str], str | None] | None) -> Completion:
         """``c`` when it is an answer (:mod:`.answers`); else, while :data:`.answers.RETRIES` allow and
         another sample can differ, the answer to the request with another sample; else a failed
@@ -411,7 +411,7 @@ class Gateway:
         for retry in range(self.answers.retries + 1):
             if retry:
                 self._count("resampled")
-                c = self._call(messages, resample_params(params, retry), self.server_slot(slot))
+                c = self._call(messages, resample_params(params, retry))
             attempts += c.attempts
             latency += c.latency_s
             if c.status != "ok":
@@ -438,13 +438,14 @@ class Gateway:
         self._log(key, c, purpose)
         return c
 
-    def _call(self, messages: list, params: dict, id_slot: int | None = None) -> Completion:
+    def _call(self, messages: list, params: dict) -> Completion:
         import openai
 
         client = self._ensure_client()
         kwargs = dict(params)
-        if id_slot is not None:  # llama.cpp: run on this slot (its KV cache holds the conversation so far)
-            kwargs["extra_body"] = {**(kwargs.get("extra_body") or {}), "id_slot": id_slot}
+        if self._pool is not None:   # llama.cpp: prompt caching as the server is configured
+            kwargs["extra_body"] = {**(kwargs.get("extra_body") or {}),
+                                    "cache_prompt": bool((self.cfg.get("server") or {}).get("cache_prompt", False))}
         want_logprobs = bool(kwargs.get("logprobs"))
         est = estimate_prompt_tokens(messages) + int(kwargs.get("max_tokens") or 0)
         attempts = 0
@@ -458,8 +459,12 @@ class Gateway:
             if attempts > 1:
                 self._count("retries")
             try:
-                return client.chat.completions.create(model=self.cfg.get("api_model"), messages=messages,
-                                                      timeout=timeout, **kwargs)
+                if self._pool is None:
+                    return client.chat.completions.create(model=self.cfg.get("api_model"), messages=messages,
+                                                          timeout=timeout, **kwargs)
+                with self._pool.checkout() as i:     # a free server of the pool; any gives the same answer
+                    return self._clients[i].chat.completions.create(
+                        model=self.cfg.get("api_model"), messages=messages, timeout=timeout, **kwargs)
             except openai.AuthenticationError:
                 raise AuthError(
                     f"model {self.name!r}: HTTP 401 unauthorized; check the API key in "

@@ -2,10 +2,15 @@
 xllamacpp (llama.cpp's server) on 127.0.0.1.
 
 ``ensure_model`` joins the installed parts into one file under .cache/models and checks its
-size and sha256 (once; a stamp file remembers the check). ``LocalServer`` starts an
-xllamacpp server on a free loopback port, waits for /health and stops it on exit; servers
-are shared within a process by (model file, server settings), so the test, question and
-judge LLM use one server when they are the same model.
+size and sha256 (once; a stamp file remembers the check). ``ServerPool`` runs ``replicas``
+identical ``LocalServer``s (each on a free loopback port); pools are shared within a process
+by (model file, server settings), so the test, question and judge LLM use one pool when they
+are the same model.
+
+Determinism (docs/REPRODUCIBILITY.md): an answer depends only on the request when every server
+has one slot (no batching with other requests), a fixed thread count and no prompt cache; the
+replicas give the throughput. The guarantee holds for one llama.cpp build on one CPU
+instruction set (:func:`numerics` is part of the answer's cache identity).
 """
 
 from __future__ import annotations
@@ -16,7 +21,8 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Mapping
+from contextlib import contextmanager
+from typing import Iterator, Mapping
 
 import requests
 
@@ -104,73 +110,48 @@ def ensure_model(model_cfg: Mapping, models_dir: str | os.PathLike) -> Path:
         return out
 
 
-def auto_threads(n_cpu: int, load: float) -> int:
-    """llama.cpp threads for ``n_threads: auto``: the cores the other jobs leave free, at least 1.
+def resolve_replicas(replicas) -> int:
+    """``server.replicas``: a count, or ``auto`` (the CPUs this process may run on). The number of
+    servers never changes an answer (each answers alone, :class:`ServerPool`), so it may follow
+    the machine; the threads of one server do change the numerics and are a fixed count."""
+    if str(replicas).strip().lower() == "auto":
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    n = int(replicas)
+    if n < 1:
+        raise LLMError(f"server.replicas {replicas!r}: expected an integer >= 1 or auto")
+    return n
 
-    Every graph op ends at a barrier where a server's threads spin until all of them arrive,
-    so a thread that the scheduler has put off a busy core stalls the others: on 2 cores
-    with a 1-minute load of 4-6 from other jobs, 4 slots generated 2.6-4.5 tokens/s with
-    2 threads and 12.6-18.6 with 1 thread, at a fifth of the CPU time (benchmarks/README.md,
-    "Responses stage against its ideal time"). ``load``: the cores other jobs keep busy when the
-    server starts (:func:`busy_cores`); a core counts as free when less than half of it is used."""
-    return max(1, min(int(n_cpu), int(n_cpu - max(0.0, float(load)) + 0.5)))
 
+def llama_build() -> str:
+    """The llama.cpp build that computes the answers (the xllamacpp release): part of an embedded
+    answer's identity, since another build may round differently."""
+    from importlib.metadata import PackageNotFoundError, version
 
-def _nice_yields_machine_wide() -> bool:
-    """Whether a niced process yields to a nice-0 one anywhere on the machine. Not under Linux's
-    autogroup scheduling (``kernel.sched_autogroup_enabled = 1``, the default of many kernels and
-    of this project's machines): there every session is a group with equal weight and nice orders
-    processes only within their own session, so a nice-19 job started from another shell still
-    takes up to half of the CPU (seen here: a LoRA fine-tune fell from 200 % to 133 % CPU and
-    ran 2-3x slower beside a nice-19 test run; after ``echo 19 > /proc/PID/autogroup`` of the
-    test run's session it was back at 180 %)."""
     try:
-        return Path("/proc/sys/kernel/sched_autogroup_enabled").read_text().strip() != "1"
-    except OSError:
-        return True
-
-
-def busy_cores(window: float = 1.0) -> float:
-    """Cores in use by the machine's other jobs now: CPU use over ``window`` seconds, summed over
-    the CPUs this process may run on. Not the 1-minute load average: it lags by a minute, so in
-    a pipeline every stage would count the previous stage's own (finished) server as another job
-    and start with 1 thread on an idle machine. Time spent in niced jobs (``nice`` > 0) counts as
-    free only where nice acts machine-wide (no autogroup scheduling, :func:`_nice_yields_machine_wide`):
-    a nice-19 job (weight 15 against 1024) then gives a nice-0 server's threads the core within a
-    time slice and does not stall llama.cpp's barriers the way a job of equal priority does."""
-    import psutil
-
-    per_cpu = psutil.cpu_times_percent(interval=window, percpu=True)
-    if hasattr(os, "sched_getaffinity"):
-        allowed = os.sched_getaffinity(0)
-        per_cpu = [t for i, t in enumerate(per_cpu) if i in allowed] or per_cpu
-    return busy_of(per_cpu, nice_is_free=_nice_yields_machine_wide())
-
-
-def busy_of(per_cpu, nice_is_free: bool) -> float:
-    """Busy cores of one sample of ``psutil.cpu_times_percent(percpu=True)`` (:func:`busy_cores`)."""
-    free = ("idle", "iowait", "nice") if nice_is_free else ("idle", "iowait")
-    return sum(max(0.0, 100.0 - sum(getattr(t, f, 0.0) for f in free)) for t in per_cpu) / 100.0
-
-
-def resolve_threads(n_threads) -> int:
-    """``server.n_threads``: a count, or ``auto`` (:func:`auto_threads` on this machine now)."""
-    if str(n_threads).strip().lower() == "auto":
-        n_cpu = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-        return auto_threads(n_cpu, busy_cores())
-    return int(n_threads)
+        return version("xllamacpp")
+    except PackageNotFoundError:  # pragma: no cover - dependency of the package
+        return "unknown"
 
 
 class LocalServer:
-    """An xllamacpp server on 127.0.0.1 serving one GGUF file."""
+    """An xllamacpp server on 127.0.0.1 serving one GGUF file.
 
-    def __init__(self, model_path: str | os.PathLike, *, n_ctx: int = 8192, n_parallel: int = 2,
-                 n_threads: int | str = 2, startup_timeout: float = 120.0, alias: str | None = None):
+    ``n_threads`` is a fixed count: llama.cpp's results depend on how the work is split between
+    threads. ``cache_prompt``: reuse the KV of an earlier request's common prefix; off, every
+    request is computed from its own tokens alone, so its answer cannot depend on the request
+    before it (with it on, the same request gave another answer after another prompt)."""
+
+    def __init__(self, model_path: str | os.PathLike, *, n_ctx: int = 8192, n_parallel: int = 1,
+                 n_threads: int = 1, cache_prompt: bool = False, startup_timeout: float = 120.0,
+                 alias: str | None = None):
         self.model_path = str(model_path)
         self.n_ctx = int(n_ctx)
         self.n_parallel = int(n_parallel)
-        self.n_threads_setting = n_threads
-        self.n_threads = resolve_threads(n_threads) if str(n_threads).strip().lower() != "auto" else None
+        if isinstance(n_threads, bool) or not str(n_threads).strip().isdigit() or int(n_threads) < 1:
+            raise LLMError(f"server.n_threads {n_threads!r}: expected a fixed integer >= 1 (the thread "
+                           "split changes llama.cpp's numerics, so it cannot follow the machine)")
+        self.n_threads = int(n_threads)
+        self.cache_prompt = bool(cache_prompt)
         self.startup_timeout = float(startup_timeout)
         self.alias = alias
         self._server = None
@@ -183,8 +164,6 @@ class LocalServer:
             import xllamacpp
         except ImportError as e:  # pragma: no cover - dependency of the package
             raise LLMError("xllamacpp is not installed: pip install xllamacpp") from e
-        if str(self.n_threads_setting).strip().lower() == "auto":
-            self.n_threads = resolve_threads("auto")   # decided when the server starts
         p = xllamacpp.CommonParams()
         p.model.path = self.model_path
         # The context is split between slots: give every slot the configured n_ctx.
@@ -196,6 +175,9 @@ class LocalServer:
         p.port = 0  # the server picks a free port
         p.cont_batching = True
         p.warmup = False
+        p.cache_prompt = self.cache_prompt
+        if not self.cache_prompt:
+            p.cache_ram_mib = 0          # no host-memory prompt cache restored across requests either
         if self.alias:
             p.model_alias = self.alias
         try:
@@ -232,19 +214,67 @@ class LocalServer:
         self.stop()
 
 
+class ServerPool:
+    """``replicas`` identical servers of one model; a request takes a free one (:meth:`checkout`)
+    and gives it back. Every server has the same fixed threads and slots, so which one answers
+    does not change the answer, and with one slot each no request is batched with another."""
+
+    def __init__(self, servers: list[LocalServer]):
+        import queue
+
+        self.servers = servers
+        self._free: "queue.Queue[int]" = queue.Queue()
+
+    def start(self) -> "ServerPool":
+        started = []
+        try:
+            for srv in self.servers:
+                started.append(srv.start())
+        except BaseException:
+            for srv in started:
+                srv.stop()
+            raise
+        for i, srv in enumerate(self.servers):
+            for _ in range(srv.n_parallel):
+                self._free.put(i)
+        return self
+
+    def stop(self) -> None:
+        for srv in self.servers:
+            srv.stop()
+
+    @property
+    def capacity(self) -> int:
+        """Requests the pool computes at once (servers x slots)."""
+        return sum(s.n_parallel for s in self.servers)
+
+    @property
+    def base_urls(self) -> list[str]:
+        return [s.base_url for s in self.servers]
+
+    @contextmanager
+    def checkout(self) -> Iterator[int]:
+        """The index of a free server, held until the block ends."""
+        i = self._free.get()
+        try:
+            yield i
+        finally:
+            self._free.put(i)
+
+
 class _Shared:
-    """Process-wide servers shared by (model file, settings), reference counted."""
+    """Process-wide server pools shared by (model file, settings), reference counted."""
 
     def __init__(self):
         self.lock = threading.Lock()
         self.servers: dict[tuple, list] = {}
 
-    def acquire(self, key: tuple, factory) -> LocalServer:
+    def acquire(self, key: tuple, factory) -> ServerPool:
         with self.lock:
             entry = self.servers.get(key)
             if entry is None:
-                server = factory().start()
-                entry = self.servers[key] = [server, 0]
+                pool = factory().start()
+                entry = self.servers[key] = [pool, 0]
             entry[1] += 1
             return entry[0]
 
@@ -262,17 +292,35 @@ class _Shared:
 SHARED = _Shared()
 
 
+def numerics(server_cfg: Mapping) -> dict:
+    """The server settings an embedded answer depends on (part of its cache identity): threads,
+    slots, prompt caching, context, and the llama.cpp build. Not ``replicas``."""
+    sc = server_cfg or {}
+    return {"n_threads": int(sc.get("n_threads", 1)), "n_parallel": int(sc.get("n_parallel", 1)),
+            "cache_prompt": bool(sc.get("cache_prompt", False)), "n_ctx": int(sc.get("n_ctx", 8192)),
+            "llama_build": llama_build()}
+
+
+def deterministic(server_cfg: Mapping) -> bool:
+    """Whether an answer depends only on the request: one slot per server and no prompt cache."""
+    n = numerics(server_cfg)
+    return n["n_parallel"] == 1 and not n["cache_prompt"]
+
+
 def server_key(model_path: Path, server_cfg: Mapping) -> tuple:
-    return (str(model_path), int(server_cfg.get("n_ctx", 8192)), int(server_cfg.get("n_parallel", 2)),
-            str(server_cfg.get("n_threads", 2)))
+    n = numerics(server_cfg)
+    return (str(model_path), n["n_ctx"], n["n_parallel"], n["n_threads"], n["cache_prompt"],
+            resolve_replicas((server_cfg or {}).get("replicas", 1)))
 
 
-def acquire_server(model_cfg: Mapping, models_dir: str | os.PathLike) -> tuple[LocalServer, tuple]:
+def acquire_server(model_cfg: Mapping, models_dir: str | os.PathLike) -> tuple[ServerPool, tuple]:
     path = ensure_model(model_cfg, models_dir)
     sc = model_cfg.get("server") or {}
     key = server_key(path, sc)
-    server = SHARED.acquire(key, lambda: LocalServer(
-        path, n_ctx=sc.get("n_ctx", 8192), n_parallel=sc.get("n_parallel", 2),
-        n_threads=sc.get("n_threads", 2), startup_timeout=sc.get("startup_timeout", 120),
-        alias=model_cfg.get("api_model")))
-    return server, key
+    replicas = key[-1]
+    pool = SHARED.acquire(key, lambda: ServerPool([LocalServer(
+        path, n_ctx=sc.get("n_ctx", 8192), n_parallel=sc.get("n_parallel", 1),
+        n_threads=sc.get("n_threads", 1), cache_prompt=sc.get("cache_prompt", False),
+        startup_timeout=sc.get("startup_timeout", 120), alias=model_cfg.get("api_model"))
+        for _ in range(replicas)]))
+    return pool, key
