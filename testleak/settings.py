@@ -352,6 +352,7 @@ class LocalSearch(_Strict):
     max_bytes: int = Field(ge=0)  # 0: no limit
     compress: bool
     max_hits_listed: int = Field(ge=1)
+    lock_file: str | None         # corpus site-packages: the installed versions must equal this lock
 
 
 class GitHubSearch(_Strict):
@@ -519,6 +520,7 @@ class Library(_Strict):
     division: Division
     clustering: Clustering
     figures: Figures
+    torch_threads: int = Field(ge=1)   # fixed: torch's thread split changes float reductions
 
 
 class Completion(_Strict):
