@@ -9,7 +9,8 @@ index (backends local and github) or an infini-gram suffix-array directory (back
 infinigram) over the same documents, and writes data/index/stats.json (files, bytes,
 repositories, skipped files, index bytes; timings go to stderr only) and
 data/index/manifest.json (the distributions and versions, or directories, indexed: the
-installed distributions follow pyproject.toml, a dep of this stage).
+installed distributions must equal requirements.lock, a dep of this stage; the project's
+own distribution is not indexed).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import sys
 from testleak.paths import Paths
 from testleak.stage import entry, load_stage_params
 from testleak.records import write_json
+from testleak.verify.envlock import check_locked
 from testleak.verify.index import corpus_manifest
 from testleak.verify.search import build_corpus_index
 
@@ -26,6 +28,9 @@ from testleak.verify.search import build_corpus_index
 def main(argv: list[str] | None = None) -> int:
     paths = Paths()
     params = load_stage_params()
+    local = (params.get("verifier") or {}).get("local") or {}
+    if local.get("corpus") == "site-packages":
+        check_locked(local.get("lock_file"))
     stats = build_corpus_index(params.get("verifier") or {}, paths)
     seconds = stats.pop("seconds")
     write_json(paths.index_stats, stats)

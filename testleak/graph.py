@@ -50,9 +50,10 @@ Not artifacts (never deps or outs; the graph test ignores them): params.yaml (re
 ``testleak.stage.load_stage_params`` and checked key by key), the caches under $TESTLEAK_CACHE (LLM answers, search
 answers, models: keyed by their full request), and logs/ (call logs with timestamps).
 
-The local corpus index reads the installed Python distributions, which ``pyproject.toml``
-determines (scripts/bootstrap.sh installs from it): index and canary_corpus depend on it, and the
-index writes the list of distributions and versions it indexed to data/index/manifest.json.
+The local corpus index reads the installed Python distributions, which ``requirements.lock``
+pins (scripts/bootstrap.sh installs from it; the index stage fails when they differ): index and
+canary_corpus depend on it, and the index writes the distributions and versions it indexed to
+data/index/manifest.json.
 """
 
 from __future__ import annotations
@@ -136,7 +137,7 @@ def declarations(paths: Paths | None = None) -> list[Stage]:
               outs=[r(paths.questions), r(paths.questions_stats)]),
         Stage("index",
               params=["verifier.backend", "verifier.index", "verifier.local", "verifier.infinigram"],
-              deps=["pyproject.toml"],
+              deps=["requirements.lock"],
               outs=["${verifier.index}", r(paths.index_manifest), r(paths.index_stats)]),
         Stage("responses", foreach=per_run, args=RUN,
               params=["seed", "taxonomy", "baselines", "max_error_share", f"experiment.runs.{RUN}", RUN_MODEL,
@@ -201,7 +202,7 @@ def declarations(paths: Paths | None = None) -> list[Stage]:
               params=["canary.spec", "canary.spec_dep", "canary.duplication", "canary.n", "canary.seed",
                       "canary.files", "canary.file_bytes", "canary.attributes",
                       "canary.check_index", "taxonomy", "verifier.local.extensions"],
-              deps=["pyproject.toml", r(paths.index), "${canary.spec_dep}"],
+              deps=["requirements.lock", r(paths.index), "${canary.spec_dep}"],
               outs=[r(paths.canary / d) for d in ("corpus", "original", "ground_truth.jsonl", "stats.json")]),
         Stage("finetune", foreach=canary,
               params=["model", "canary.seed", "canary.finetune", "canary.gguf_type", "canary.exposure.alternatives",

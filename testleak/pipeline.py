@@ -26,7 +26,7 @@ from .errors import ConfigError
 from .elicit.responses import ElicitSettings
 from .extract import candidates_from_responses
 from .extract.core import response_text
-from .library import load_library
+from .library import load_library, pin_torch_threads
 from .library.clustering import get_encoder
 from .library.division import get_scorer
 from .library.figures import division_scores_figure, embedding_figure
@@ -285,8 +285,14 @@ def library_round(params: Mapping, run: str, base: Mapping, confirmed: list[dict
         cand = cands.get(c.get("candidate_id")) or {}
         if c.get("status") == "confirmed" and cand.get("value"):
             others.setdefault(cand.get("response_id"), []).append((cand["value"], slots.get(cand["attribute"], "<VALUE>")))
-    scorer = _Lazy(lambda: get_scorer(div, models_dir), div.get("scorer"))
-    encoder = _Lazy(lambda: get_encoder(lib_cfg["clustering"], div.get("mlm_path")))
+    def pinned(load):          # torch threads fixed before a model loads (only when one is needed)
+        def go():
+            pin_torch_threads(lib_cfg["torch_threads"])
+            return load()
+        return go
+
+    scorer = _Lazy(pinned(lambda: get_scorer(div, models_dir)), div.get("scorer"))
+    encoder = _Lazy(pinned(lambda: get_encoder(lib_cfg["clustering"], div.get("mlm_path"))))
     doc, divisions, stats = build_round(inst, base, scorer, encoder, slots, div, lib_cfg["clustering"], run, others)
     divisions = [*divisions, *[i for i in inst if i["status"] != "ok"]]
     stats = {**stats, "instances_by_status": dict(counts)}

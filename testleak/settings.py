@@ -364,6 +364,7 @@ class LocalSearch(_Strict):
     max_bytes: int = Field(ge=0)  # 0: no limit
     compress: bool
     max_hits_listed: int = Field(ge=1)
+    lock_file: str | None         # corpus site-packages: the installed versions must equal this lock
 
 
 class GitHubSearch(_Strict):
@@ -538,6 +539,7 @@ class Library(_Strict):
     division: Division
     clustering: Clustering
     figures: Figures
+    torch_threads: int = Field(ge=1)   # fixed: torch's thread split changes float reductions
 
 
 class Completion(_Strict):

@@ -133,6 +133,7 @@ def _filter_cfg(params: Mapping) -> dict:
 
 
 def _division_scorer(params: Mapping, models_dir, key: str, field: str):
+    from ..library import pin_torch_threads
     from ..library.division import get_scorer, scorer_models
 
     models = scorer_models((_plain(params).get("library") or {}).get("division") or {})
@@ -140,6 +141,7 @@ def _division_scorer(params: Mapping, models_dir, key: str, field: str):
         raise ConfigError(f"baselines.codexleaks.filter.{field} = {key!r}: expected a key of the scorer models "
                           f"(the scorer models (library.division.models_file)_file: {', '.join(models) or 'none'})")
     div = {"scorer": "causal_surprisal", "model": key, "models": models, "batch_size": 8}
+    pin_torch_threads(_plain(params)["library"]["torch_threads"])
     return get_scorer(div, models_dir)
 
 

@@ -10,4 +10,17 @@ Heavy modules (torch, transformers) are imported only when division/clustering i
 
 from .prior import load_library, parse_library, read_library_document, sample_hints
 
-__all__ = ["load_library", "parse_library", "read_library_document", "sample_hints"]
+
+def pin_torch_threads(n: int) -> None:
+    """torch's intra-op threads, set to ``library.torch_threads`` before a scorer or encoder runs:
+    a fixed count, so that its float reductions split the same way on every machine."""
+    import torch
+
+    torch.set_num_threads(int(n))
+    try:
+        torch.set_num_interop_threads(1)
+    except RuntimeError:  # already set once in this process (allowed only before parallel work)
+        pass
+
+
+__all__ = ["load_library", "parse_library", "pin_torch_threads", "read_library_document", "sample_hints"]

@@ -30,6 +30,7 @@ from typing import Iterable, Iterator
 
 from ..errors import ConfigError, DataError
 from ..privacy import mask
+from .envlock import PROJECT, normalize
 
 SCHEMA_VERSION = 1
 MIN_QUERY_CHARS = 3
@@ -61,6 +62,8 @@ def iter_site_packages(extensions: Iterable[str]) -> Iterator[CorpusFile]:
     dists = sorted(md.distributions(), key=lambda d: ((d.metadata["Name"] or "").lower(), d.version or ""))
     for d in dists:
         name = d.metadata["Name"] or "unknown"
+        if normalize(name) == PROJECT:   # our own code (and its editable finder, which holds a path)
+            continue
         for f in sorted(d.files or [], key=str):
             s = str(f)
             if not s.endswith(exts) or s.startswith(".."):
@@ -203,7 +206,8 @@ def corpus_manifest(local_cfg) -> dict:
     corpus = str(_cfg_get(local_cfg, "corpus", "site-packages"))
     dists = []
     if corpus == "site-packages":
-        dists = sorted({((d.metadata["Name"] or "unknown"), d.version or "") for d in md.distributions()},
+        dists = sorted({((d.metadata["Name"] or "unknown"), d.version or "") for d in md.distributions()
+                        if normalize(d.metadata["Name"] or "") != PROJECT},
                        key=lambda x: (x[0].lower(), x[1]))
     return {"corpus": corpus, "distributions": [{"name": n, "version": v} for n, v in dists],
             "dirs": [str(d) for d in _cfg_get(local_cfg, "dirs", [])]}
