@@ -95,10 +95,14 @@ class Completion:
     prompt_cached_tokens: int | None = None
 
     def to_record(self) -> dict:
+        """The answer as artifacts keep it: no call state (latency, attempts, whether it came from
+        the cache, the server's prompt cache), which the call log holds, so that a stage rerun,
+        resumed or served from the cache writes the same bytes."""
         d = asdict(self)
         if d["logprobs"] is None:
             d.pop("logprobs")
-        d.pop("prompt_cached_tokens")  # server state, not part of the answer (call log only)
+        for k in ("prompt_cached_tokens", "latency_s", "attempts", "cached"):
+            d.pop(k)
         return d
 
 
