@@ -5,7 +5,8 @@ index ``{query string: [(repo_id, full_name, path), ...]}`` in GitHub's JSON sha
 (``total_count``, ``incomplete_results``, ``items[].path``, ``items[].repository.id /
 full_name``) with pagination (``per_page``, ``page``) and GitHub's rate-limit headers
 (``x-ratelimit-limit/remaining/reset``). Scripted steps (popped one per request) make it
-answer 403/429 with ``retry-after`` or ``x-ratelimit-reset``, or any status/body; with
+answer 403/429 with ``retry-after`` or ``x-ratelimit-reset``, or any status/body (``raw``: a
+text body that is not JSON, ``{q}`` replaced by the query); with
 ``echo_error`` set to a status it answers every search with that status and a message quoting
 the query. Every request is recorded (time, query, page, authorization header).
 """
@@ -47,6 +48,14 @@ class FakeGitHub(LoopbackServer):
                 self.end_headers()
                 self.wfile.write(data)
 
+            def _send_raw(self, status: int, text: str):
+                data = text.encode()
+                self.send_response(status)
+                self.send_header("content-type", "text/html; charset=utf-8")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
             def do_GET(self):
                 u = urlparse(self.path)
                 qs = parse_qs(u.query)
@@ -68,6 +77,8 @@ class FakeGitHub(LoopbackServer):
                 if step is not None:
                     hdr = dict(rl)
                     hdr.update(step.get("headers") or {})
+                    if "raw" in step:      # a body that is not JSON (an HTML page of a proxy)
+                        return self._send_raw(step.get("status", 200), step["raw"].replace("{q}", q))
                     return self._send(step.get("status", 200), step.get("body", {"message": "scripted"}), hdr)
                 if outer.echo_error is not None:
                     return self._send(outer.echo_error, {"message": f"Validation Failed: cannot search for {q}"}, rl)

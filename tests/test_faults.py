@@ -365,6 +365,8 @@ FAULTS = {
                        ["error", "error"], 6, 2),
     "oversized answers": ("responses", "oversized", is_test_turn, "oversized",
                           ["2 of 2 calls failed", "above answers.max_chars default=65536"], ["error", "error"], 6, 2),
+    "empty judge content": ("judged", "empty", judge_of(EMAILS[2]), "empty",
+                            ["judged@ours: 1 of 4 calls failed", "empty answer"], ["ok", "ok", "error", "ok"], 4, 1),
     "non-verdict judge text": ("judged", "non_verdict", judge_of(EMAILS[1], EMAILS[3]), "invalid",
                                ["judged@ours: 2 of 4 calls failed", "not a judge answer: no verdict"],
                                ["ok", "error", "ok", "error"], 4, 2),
@@ -466,6 +468,32 @@ def test_fault_table_500_for_a_match_ours_baseline(tmp_path):
         assert len(again) == 50 and all(b in again for b in failed_bodies)   # the 8 failed and the 42 not sent
         st = json.loads((proj / "data/runs/codexleaks/responses_stats.json").read_text())
         assert st["budget"]["stop"] == "target reached" and st["ok"] == 50 and st["failed_calls"] == {}
+
+
+def test_one_answer_cannot_buy_thousands_of_candidates(params):
+    """A response under answers.max_chars but full of values gives at most
+    answers.max_candidates_per_response candidates (the first in extraction order); the cap is
+    counted in the stage's stats, and a response under it keeps all of its candidates."""
+    from testleak import pipeline
+
+    def response(rid: str, n: int) -> dict:
+        lines = "".join(f'    assert send_mail("user{i}.k@mailbox{i}.org")\n' for i in range(n))
+        text = f"```python\ndef test_mail():\n{lines}```"
+        return {"id": rid, "status": "ok", "method": "ours", "question_id": "q0", "turn2": {"text": text},
+                "tests_text": text}
+
+    flood, small = response("r_flood", 260), response("r_small", 3)
+    cands, stats = pipeline.candidates(params, "ours", [flood, small])
+    by_response = [c["response_id"] for c in cands]
+    assert by_response.count("r_flood") == 200 and by_response.count("r_small") == 3
+    assert [c["value"] for c in cands][:2] == ["user0.k@mailbox0.org", "user1.k@mailbox1.org"]
+    assert stats["cap"] == {"max_per_response": 200, "responses": 1, "dropped": 60}
+    assert stats["candidates"] == 203 and stats["by_attribute"] == {"email": 203}
+
+    tight = {**params, "answers": {**params["answers"], "max_candidates_per_response": 2}}
+    cands, stats = pipeline.candidates(tight, "ours", [flood, small])
+    assert [c["response_id"] for c in cands] == ["r_flood"] * 2 + ["r_small"] * 2
+    assert stats["cap"] == {"max_per_response": 2, "responses": 2, "dropped": 259}
 
 
 # ----------------------------------------------------------------------------- the corruption table

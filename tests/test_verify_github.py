@@ -186,3 +186,20 @@ def test_an_error_body_quoting_the_query_shows_only_a_masked_excerpt(tmp_path, s
     shown = r["reason"] + log.read_text()
     for part in ("wei", "zhang83", "qq"):
         assert part not in shown, part
+
+
+@pytest.mark.parametrize("step", [{"raw": "<html><body>proxy error for {q}</body></html>"},
+                                  {"body": "not a search result"}, {"body": {"items": "none"}}])
+def test_a_200_that_is_not_a_search_result_is_an_error_record(tmp_path, step):
+    """An HTML page of a proxy (quoting the query) or a JSON body of another shape: an ``error``
+    record of kind malformed, no traceback, nothing of the body shown, nothing cached."""
+    value = "wei.zhang83@qq.com"
+    log = tmp_path / "calls.jsonl"
+    with FakeGitHub(index={github_query(value): [(1, "a/b", "x.py")]}) as srv:
+        srv.script = [{"status": 200, **step}]
+        s = make(srv, tmp_path, log_path=log)
+        r = s.search(value)
+        assert r["outcome"] == "error" and r["reason"] == "HTTP 200: unparsable response (not a code-search result)"
+        assert json.loads(log.read_text().splitlines()[-1])["error_kind"] == "malformed"
+        assert "wei" not in log.read_text() and "proxy" not in json.dumps(r)
+        assert s.search(value)["outcome"] == "searched"        # not cached: asked again

@@ -129,7 +129,13 @@ class GitHubSearch:
             except requests.RequestException as e:
                 raise transport_error(e, isinstance(e, requests.Timeout), timeout) from None
             if r.status_code == 200:
-                return r.json()
+                try:
+                    data = r.json()
+                except ValueError:     # an HTML page of a proxy, a cut body: its text is never shown
+                    data = None
+                if not isinstance(data, dict) or not isinstance(data.get("items", []), list):
+                    return {"_error": "HTTP 200: unparsable response (not a code-search result)", "_kind": "malformed"}
+                return data
             if r.status_code == 401:
                 raise ConfigError("GitHub rejected the token (401): check the variables named in "
                                   "verifier.github.token_envs")
