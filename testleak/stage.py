@@ -58,6 +58,11 @@ def describe_endpoint(cfg: Mapping | str | None) -> str:
     return f"{mask_url(str(url))} (model {cfg.get('name')})"
 
 
+#: The end of the line of a stage that failed after writing its outputs.
+NOT_FINAL = ("The outputs are written but not final: fix the endpoint and rerun (dvc repro); successful calls are "
+             "cached and not sent again")
+
+
 def check_errors(stage: str, records: Iterable[Mapping], kind: str, params: Mapping,
                  endpoint: Mapping | str | None = None) -> dict:
     """Fail a stage whose share of failed LLM / search calls exceeds ``max_error_share``.
@@ -83,8 +88,7 @@ def check_errors(stage: str, records: Iterable[Mapping], kind: str, params: Mapp
     if errors and errors / max(1, calls) > limit:
         raise StageFailedError(
             f"{stage}: {errors} of {calls} calls failed ({errors / max(1, calls):.0%}, above max_error_share={limit:g}); "
-            f"first error: {mask_urls_in_text(first)[:200]}; endpoint: {describe_endpoint(endpoint)}. The outputs are "
-            f"written but not final: fix the endpoint and rerun (dvc repro); successful calls are cached and not sent again")
+            f"first error: {mask_urls_in_text(first)[:200]}; endpoint: {describe_endpoint(endpoint)}. {NOT_FINAL}")
     return {"calls": calls, "errors": errors}
 
 
@@ -104,9 +108,8 @@ def check_gateways(stage: str, *gateways, written: str = "") -> None:
         breaker = getattr(gw, "breaker", None)
         if breaker is not None and breaker.reason:
             raise StageFailedError(
-                f"{stage}: stopped early: {breaker.reason}; {gw.stats.get('not_sent_breaker', 0)} calls not sent. The "
-                f"outputs are written but not final: fix the endpoint and rerun (dvc repro); successful calls are "
-                f"cached and not sent again")
+                f"{stage}: stopped early: {breaker.reason}; {gw.stats.get('not_sent_breaker', 0)} calls not sent. "
+                f"{NOT_FINAL}")
 
 
 def _interrupt_on_sigterm() -> None:
