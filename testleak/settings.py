@@ -739,10 +739,11 @@ PURPOSES = ("questions", "code turn", "test turn", "codexleaks prompts", "codebr
 class Answers(_Strict):
     """What an LLM answer must be to count as one (testleak/llm/answers.py), per purpose
     (:data:`PURPOSES`): ``whole``: the purposes whose answer cut by ``max_tokens`` is a failure
-    (for the others a cut answer is data, its ``finish_reason`` recorded); ``max_chars``: the
+    (for the others a cut answer is data, its ``finish_reason`` recorded, unless the purpose's
+    reader finds no answer in it); ``max_chars``: the
     largest answer per purpose (``default`` for the others); ``max_candidates_per_response``: the
     candidates the candidates stage keeps of one response (the others counted)."""
-    whole: list[str] = Field(default_factory=lambda: ["judge"])
+    whole: list[str] = Field(default_factory=list)
     max_chars: dict[str, Annotated[int, Field(ge=1)]] = Field(default_factory=lambda: {"default": 65536, "judge": 4096})
     max_candidates_per_response: int = Field(default=200, ge=1)
 

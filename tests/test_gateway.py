@@ -11,6 +11,7 @@ import pytest
 from testleak.errors import AuthError, ConfigError, LLMError
 from testleak.llm import ChatRequest, Gateway, open_gateway
 from testleak.net import RateLimiter
+from testleak.verify.judge import parse_verdict, verdict_problem
 from tests.fake_openai import FakeOpenAI, completion_body
 from tests.loopback import closed_port
 
@@ -463,10 +464,15 @@ def test_a_cut_answer_is_data_except_where_the_purpose_needs_a_whole_one(tmp_pat
         srv.script = [{"body": completion_body("def test_x():\n    assert", finish_reason="length")}]
         c = gw.chat(MSG, purpose="test turn")
         assert (c.status, c.finish_reason) == ("ok", "length")       # a cut test turn is still read
+        # a judge answer cut in its reason after a whole verdict is that verdict; cut before it, no answer
+        srv.script = [{"body": completion_body('{"plausible": false, "reason": "a made-up', finish_reason="length")}]
+        j = gw.chat(MSG, sample=1, purpose="judge", accept=verdict_problem)
+        assert (j.status, j.finish_reason, parse_verdict(j.text)["ok"]) == ("ok", "length", False)
         srv.script = [{"body": completion_body('{"plausible": tr', finish_reason="length")}] * 2
-        j = gw.chat(MSG, sample=1, purpose="judge")
+        j = gw.chat(MSG, sample=2, purpose="judge", accept=verdict_problem)
         assert (j.status, j.error_kind, j.finish_reason) == ("error", "truncated", "length")
-        # the policy is config: `answers.whole` names the purposes
+        assert j.error.startswith("answer cut by max_tokens (finish_reason: length) before it held a judge answer")
+        # the policy is config: `answers.whole` names the purposes whose cut answers are never data
         strict = Gateway(gw.cfg, cache_dir=tmp_path / "c2", answers={"whole": ["judge", "test turn"]})
         srv.script = [{"body": completion_body("def test_x():", finish_reason="length")}] * 2
         assert strict.chat(MSG, purpose="test turn").error_kind == "truncated"

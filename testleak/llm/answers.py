@@ -10,10 +10,12 @@ answer it finds in its cache, so that one cached before a rule existed is asked 
 - ``oversized``: more than ``max_chars`` characters for the purpose (a server that ignores
   ``max_tokens`` cannot buy thousands of candidates);
 - ``truncated``: cut by ``max_tokens`` (``finish_reason: length``) for a purpose listed in
-  ``whole`` (the judge: a cut verdict is no verdict). For the other purposes a cut answer is data:
-  its ``finish_reason`` is recorded and a cut test turn of ours is still read;
-- ``invalid``: the caller's reader of the purpose (``ChatRequest.accept``) finds no answer in it
-  (a judge answer without a verdict).
+  ``whole`` (none by default), or cut before the purpose's reader found its answer in it (a
+  judge answer cut before its verdict). Otherwise a cut answer is data: its ``finish_reason`` is
+  recorded, a cut test turn of ours is still read, and a judge answer cut in its reason after a
+  whole verdict is that verdict;
+- ``invalid``: the caller's reader of the purpose (``ChatRequest.accept``) finds no answer in a
+  whole text (a judge answer without a verdict).
 
 Each is a failed call of that ``error_kind``: never cached, counted by the gateway
 (:attr:`Gateway.failures`) and in the stage's records and stats, and failing the stage above
@@ -70,6 +72,9 @@ class AnswerPolicy:
             return "truncated", f"answer cut by max_tokens (finish_reason: length); a {purpose} answer must be whole"
         if accept is not None:
             why = accept(text)
+            if why and finish_reason == "length":
+                return "truncated", (f"answer cut by max_tokens (finish_reason: length) before it held a "
+                                     f"{purpose or 'usable'} answer: {why}")
             if why:
                 return "invalid", f"not a {purpose or 'usable'} answer: {why}"
         return None

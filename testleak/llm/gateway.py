@@ -15,9 +15,9 @@ API-key environment variable and default sampling. The gateway gives:
   ``.../v1`` and ``127.0.0.1``), messages, sampling parameters and sample index, so a rerun or a
   resumed stage makes zero repeated calls (only successes are cached);
 - answers checked per purpose (:mod:`.answers`): an empty, unencodable, oversized or (where the
-  purpose needs a whole answer) cut answer, or one the caller's reader rejects
-  (``ChatRequest.accept``), is a failed call, asked again with another sample where that can
-  help, never cached;
+  purpose needs a whole answer, or before the reader found one) cut answer, or one the caller's
+  reader rejects (``ChatRequest.accept``), is a failed call, asked again with another sample
+  where that can help, never cached;
 - a circuit breaker: after ``limits.max_consecutive_failures`` failed calls in a row the
   endpoint is given up for the gateway's life: later requests are not sent but answered
   ``error`` of kind ``circuit_open`` (:attr:`Gateway.breaker`), so a stage stops early;
