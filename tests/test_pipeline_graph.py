@@ -77,8 +77,10 @@ def _ignored(f: str) -> bool:
 
 
 def _final(f: str) -> str:
-    """The file a temporary one becomes (written as X.tmp / X.partial, then renamed to X)."""
-    return re.sub(r"\.(tmp|partial)$", "", f)
+    """The file a temporary one becomes (written as X.tmp / X.partial, then renamed to X).
+
+    SQLite's side files of a temporary database (X.tmp-journal, -wal, -shm) belong to X too."""
+    return re.sub(r"\.(tmp|partial)(-journal|-wal|-shm)?$", "", f)
 
 
 def graph_violations(stage: dict, rec: dict) -> list[str]:
