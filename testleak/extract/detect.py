@@ -22,7 +22,9 @@ variable name it is bound to, or None) :meth:`Detector.classify` returns
    So ``username="ann@corp.io"`` is an email, ``password="sk-..."`` a secret key and
    ``account="<valid IBAN>"`` a bank account. (Aadhaar's single Verhoeff digit and the
    SSN's range rules are too weak to overrule a key: 1 in 10 random numbers pass.)
-3. Otherwise the key decides when it maps to an attribute (``Taxonomy.attribute_for_name``,
+3. Otherwise the key decides when it maps to an attribute (:class:`.keys.KeyIndex`: whole
+   tokens with the attribute's role, so ``op_name`` / ``__name__`` name no person; a bare
+   ``name`` only with a person's name shape;
    also for plurals and collections: ``passwords``, ``emailList``) and the value has the
    attribute's *shape* (:data:`CHECKS`: an email key needs ``local@domain``, a phone key
    6-15 digits with phone punctuation, a card key 12-19 digits or a CVV / expiry, a
@@ -50,6 +52,10 @@ from ..formats import (BEARER, CVV, EXPIRY, HEX64, IBAN_SHAPE, PEM, PHONE_REGION
                        is_email, is_entropy_token, is_formatted_phone, is_iban, is_jwt, is_ssn, national_id,
                        parse_date, parse_phone, vendor_key)
 from ..taxonomy import Taxonomy, normalize_identifier
+from .keys import KeyIndex, person_name_shape
+
+# single lexicon words that name things as often as people: the value's shape decides
+AMBIGUOUS_BARE = frozenset({"name"})
 
 # --- non-values -----------------------------------------------------------------------
 _ALNUM = re.compile(r"[^\W_]", re.U)
@@ -207,32 +213,51 @@ class Detector:
         self.taxonomy = taxonomy
         self.phone_regions = tuple(phone_regions)
         self._keys: dict[str, str | None] = {}
+        self._bare: set[str] = set()
+        self.index = KeyIndex(taxonomy)
         self.attributes = frozenset(taxonomy.attributes)
 
     def attribute_for_key(self, key: str | None) -> str | None:
-        """The attribute a key names (``Taxonomy.attribute_for_name``), also in the plural
-        or as a collection (``passwords``, ``emailList``, ``phone_numbers`` -> singular) and
-        numbered (``username2``, ``oldPassword1``, ``email_3`` -> without the number)."""
+        """The attribute a key names (:class:`.keys.KeyIndex`: whole tokens with the
+        attribute's role), also in the plural or as a collection (``passwords``,
+        ``emailList``, ``phone_numbers`` -> singular) and numbered (``username2``,
+        ``oldPassword1``, ``email_3`` -> without the number)."""
         if not key:
             return None
         try:
             return self._keys[key]
         except KeyError:
-            a = self.taxonomy.attribute_for_name(key)
-            n = normalize_identifier(key)
-            if a is None and n[-1:].isdigit():  # numbered variables: username2, old_password_1
-                numbered = _NUMBERED.sub("", n)
-                if numbered and numbered != n:
-                    a = self.attribute_for_key(numbered)
-            if a is None:
-                stem = _COLLECTION.sub("", n)
-                for single in (stem, stem[:-1] if stem.endswith("s") else "", stem[:-2] if stem.endswith("es") else ""):
-                    if single != n and len(single) >= 3:
-                        a = self.taxonomy.attribute_for_name(single)
-                        if a is not None:
-                            break
-            self._keys[key] = a
-            return a
+            pass
+        hit = self.index.resolve(key)
+        n = normalize_identifier(key)
+        if hit is None and n[-1:].isdigit():  # numbered variables: username2, old_password_1
+            numbered = _NUMBERED.sub("", n)
+            if numbered and numbered != n:
+                a = self.attribute_for_key(numbered)
+                hit = (a, "numbered") if a else None
+                if numbered in self._bare:
+                    self._bare.add(n)
+        if hit is None and not (key.startswith("__") and key.endswith("__")):
+            stem = _COLLECTION.sub("", n)
+            for single in (stem, stem[:-1] if stem.endswith("s") else "", stem[:-2] if stem.endswith("es") else ""):
+                if single != n and len(single) >= 3:
+                    hit = self.index.resolve(single)
+                    if hit is not None:
+                        if single in AMBIGUOUS_BARE:
+                            self._bare.add(n)
+                        break
+        if hit is not None and n in AMBIGUOUS_BARE:
+            self._bare.add(n)
+        a = hit[0] if hit else None
+        self._keys[key] = a
+        return a
+
+    def bare_head(self, key: str | None) -> bool:
+        """True for a key that is only an ambiguous head word (``name``, ``names``): its
+        value's shape decides whether it names a person (:func:`.keys.person_name_shape`)."""
+        if not key or self.attribute_for_key(key) is None:
+            return False
+        return normalize_identifier(key) in self._bare
 
     def _has(self, attr: str) -> bool:
         return attr in self.attributes
@@ -266,6 +291,9 @@ class Detector:
         if p and self._has("secret_key"):
             return "secret_key", "prefix:" + p if p != "pem" else "pem"
         a = self.attribute_for_key(key)
+        keyed = a is not None or self.index.names_thing(key)
+        if a is not None and self.bare_head(key) and not person_name_shape(s):
+            a = None  # name="weights": the name of a thing
         fmt = self.checksum_format(s)
         if fmt and fmt[0] != a:
             return fmt
@@ -287,7 +315,7 @@ class Detector:
             return "phone", "phone"
         if has_digit and self._has("address") and s[0].isdigit() and _STREET.match(s):
             return "address", "street"
-        if self._has("secret_key") and a is None:  # a keyed value never falls through to entropy
+        if self._has("secret_key") and not keyed:  # a keyed value never falls through to entropy
             if HEX64.match(s):
                 return "secret_key", "hex64"
             if len(s) >= 20 and is_entropy_token(s):

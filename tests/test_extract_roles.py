@@ -1,0 +1,106 @@
+"""ExtractPII's key lexicon on whole identifier tokens with the attribute's role: the name
+of a thing is not a person's name, a qualifier token can say whose card or notes a key
+holds, one misspelt token still names its attribute. One table per miss kind."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from testleak.extract import extract
+from testleak.extract.keys import KeyIndex, person_name_shape
+from testleak.taxonomy import Taxonomy
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def tax() -> Taxonomy:
+    return Taxonomy.from_config(yaml.safe_load((ROOT / "testleak/resources/taxonomy_paper.yaml").read_text()))
+
+
+def got(tax, code, lang="python"):
+    return [(c["value"], c["attribute"]) for c in extract(code, tax, language=lang)]
+
+
+# a lexicon word ending an identifier whose other tokens name a thing
+IDENTIFIER_SUFFIX = [
+    ("python", 'database_name = "Production Db"', []),
+    ("python", 'sheet_name = "Sales Report"', []),
+    ("javascript", 'const hostAddress = "Main Server";', []),
+    ("python", 'commit_history = "Fix the build"', []),
+    ("python", 'browser_history = "Home Page"', []),
+    # the same words with a person's role stay the attribute
+    ("python", 'student_name = "Ann Lee"', [("Ann Lee", "name")]),
+    ("java", 'customer.setFullName("Olivia Brown");', [("Olivia Brown", "name")]),
+    ("python", 'delivery_address = "12 Rue Cler, Paris"', [("12 Rue Cler, Paris", "address")]),
+    ("python", 'family_history = "diabetes"', [("diabetes", "medical_record")]),
+    # secrets of a service are secrets: no role needed
+    ("python", 'smtp_password = "Tr0ub4dor&3"', [("Tr0ub4dor&3", "password")]),
+]
+
+
+@pytest.mark.parametrize("lang,code,expected", IDENTIFIER_SUFFIX)
+def test_identifier_suffix_keys_need_the_attributes_role(tax, lang, code, expected):
+    assert got(tax, code, lang) == expected
+
+
+# names of things: dunder names, op/func/node names, a bare `name` holding no person's name
+NAMES_OF_THINGS = [
+    ("python", 'class Op:\n    __name__ = "Matrix Mul"\n', []),
+    ("python", 'op_name = "Conv Two"\nfunc_name = "Do Thing"\n', []),
+    ("javascript", 'el.nodeName = "Div Element";', []),
+    ("python", 'w = tf.Variable(x, name="weights")', []),
+    ("python", 'names = ["relu", "sigmoid", "tanh"]', []),
+    ("python", 'layer = Dense(name="dense_1")', []),
+    ("python", 'name = "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW"', []),  # no fall-through to entropy either
+    ("python", '__name__ = "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW"', []),
+    # a bare `name` with a person's name shape is a name
+    ("python", 'u = User(name="Ann Lee")', [("Ann Lee", "name")]),
+    ("python", 'names = ["Ann", "Jean-Luc Picard"]', [("Ann", "name"), ("Jean-Luc Picard", "name")]),
+    ("javascript", '{ name: "María José van der Berg" }', [("María José van der Berg", "name")]),
+]
+
+
+@pytest.mark.parametrize("lang,code,expected", NAMES_OF_THINGS)
+def test_names_of_things_are_not_names(tax, lang, code, expected):
+    assert got(tax, code, lang) == expected
+
+
+@pytest.mark.parametrize("value,ok", [("Ann", True), ("O'Neil", True), ("J. Smith", True), ("张伟", True),
+                                      ("weights", False), ("MyOp", False), ("dense_1", False), ("A", False),
+                                      ("Ann Lee Mary Jo Ray Bo", False)])
+def test_person_name_shape(value, ok):
+    assert person_name_shape(value) is ok
+
+
+# keys outside the lexicon that its tokens still name
+LEXICON_GAPS = [
+    ("python", 'identity = "X1234567"', [("X1234567", "identity")]),
+    ("python", 'identity_card = "AB 123456"', [("AB 123456", "identity")]),
+    ("javascript", '{ passportId: "C01X00T47" }', [("C01X00T47", "identity")]),
+    ("python", 'medical_observations = "mild fever"', [("mild fever", "medical_record")]),
+    ("python", 'clinical_notes = "no known allergies"', [("no known allergies", "medical_record")]),
+    ("python", 'lab = "Room 12"', []),  # a domain word alone names nothing
+    ("python", 'pasword = "hunter22"', [("hunter22", "password")]),
+    ("java", 'String adress = "221B Baker Street";', [("221B Baker Street", "address")]),
+    ("python", 'parts = "Wheel Axle"', []),  # one letter from `party`, a common word: not a typo
+    ("python", 'passed = "yes it did"', []),
+]
+
+
+@pytest.mark.parametrize("lang,code,expected", LEXICON_GAPS)
+def test_lexicon_gaps_closed_by_tokens(tax, lang, code, expected):
+    assert got(tax, code, lang) == expected
+
+
+def test_resolve_says_how_a_key_matched(tax):
+    ix = KeyIndex(tax)
+    assert ix.resolve("full_name") == ("name", "exact")
+    assert ix.resolve("studentName") == ("name", "head")
+    assert ix.resolve("identity") == ("identity", "token")
+    assert ix.resolve("emial") == ("email", "typo")
+    assert ix.resolve("op_name") is None and ix.names_thing("op_name")
+    assert ix.resolve("color") is None and not ix.names_thing("color")
