@@ -104,3 +104,33 @@ def test_resolve_says_how_a_key_matched(tax):
     assert ix.resolve("emial") == ("email", "typo")
     assert ix.resolve("op_name") is None and ix.names_thing("op_name")
     assert ix.resolve("color") is None and not ix.names_thing("color")
+
+
+# values a key names, kept without their attribute's shape: validity says why, the format
+# rules reject them with that reason (extraction collects, the rules decide)
+INVALID_BUT_KEYED = [
+    ("python", 'fullName = "Ann Lee 2"', "Ann Lee 2", "name"),
+    ("javascript", '{ cardNumber: "411111" }', "411111", "credit_card"),
+    ("python", 'middle_name = "J"', "J", "name"),
+    ("java", 'String expiryDate = "2027-05-31";', "2027-05-31", "credit_card"),
+    ("python", 'swift = "Chase Bank"', "Chase Bank", "bank_statement"),
+    ("python", 'password = "abc"', "abc", "password"),
+]
+
+
+@pytest.mark.parametrize("lang,code,value,attr", INVALID_BUT_KEYED)
+def test_keyed_values_without_shape_are_kept_with_validity(tax, lang, code, value, attr):
+    from testleak.verify.rules import check
+
+    cands = extract(code, tax, language=lang)
+    assert [(c["value"], c["attribute"]) for c in cands] == [(value, attr)]
+    v = cands[0]["validity"]
+    assert v["ok"] is False and value not in v["reason"] and attr in v["reason"] or "one character" in v["reason"]
+    r = check(attr, value, v)
+    assert r["ok"] is False and r["reason"].startswith("extraction: ")
+    assert check(attr, value)["reason"] != r["reason"]  # without the field the rule itself speaks
+
+
+def test_values_with_their_shape_are_valid(tax):
+    c, = extract('full_name = "Ann Lee"', tax, language="python")
+    assert c["validity"] == {"ok": True}

@@ -212,13 +212,13 @@ def _candidates(text: str, per_block, det: Detector, excl: str, index_of, info: 
         info.literals += len(lits)
         for lit in lits:
             try:
-                hit = det.classify(lit.value, lit.key)
+                hit = det.classify_detailed(lit.value, lit.key)
             except Exception as e:  # noqa: BLE001
                 info.errors.append(type(e).__name__)
                 continue
             if hit is None:
                 continue
-            attr, pattern = hit
+            attr, pattern, validity = hit
             if excl and lit.value in excl:
                 info.excluded += 1
                 continue
@@ -234,6 +234,7 @@ def _candidates(text: str, per_block, det: Detector, excl: str, index_of, info: 
                              "line": bisect.bisect_right(line_starts, s)},
                 "language": lang,
                 "test_index": index_of(s),
+                "validity": validity,
             })
     return out
 
@@ -330,7 +331,7 @@ def candidates_from_responses(responses: Iterable[dict], taxonomy: Taxonomy) -> 
     """
     cands: list[dict] = []
     stats: dict = {"responses": 0, "with_candidates": 0, "candidates": 0, "skipped": {},
-                   "by_attribute": {}, "by_pattern": {}, "parsers": {}, "excluded": 0,
+                   "by_attribute": {}, "by_pattern": {}, "parsers": {}, "excluded": 0, "off_shape": 0,
                    "duplicates": 0, "errors": {}}
 
     def bump(d: dict, k: str, n: int = 1):
@@ -366,9 +367,11 @@ def candidates_from_responses(responses: Iterable[dict], taxonomy: Taxonomy) -> 
             rec.update({k: r[k] for k in _CARRY if k in r})
             rec.update({"test_index": c["test_index"], "attribute": c["attribute"], "value": c["value"],
                         "value_hash": value_hash(c["value"]), "evidence": c["evidence"],
-                        "language": c["language"]})
+                        "language": c["language"], "validity": c["validity"]})
             cands.append(rec)
             bump(stats["by_attribute"], c["attribute"])
             bump(stats["by_pattern"], c["evidence"]["pattern"].split(":")[0])
+            if not c["validity"]["ok"]:
+                stats["off_shape"] += 1
     stats["candidates"] = len(cands)
     return cands, stats

@@ -49,7 +49,7 @@ load save store read write mask by as for
 
 # free-text carriers: the qualifier says whose text it is (``medical_history``)
 CARRIERS = frozenset("""
-number num no nr id code card info information data details detail value text string str record records history
+number num no nr id code card date info information data details detail value text string str record records history
 histories notes note observations observation summary description remarks remark comments comment report reports
 findings status list
 """.split())
