@@ -134,3 +134,31 @@ def test_keyed_values_without_shape_are_kept_with_validity(tax, lang, code, valu
 def test_values_with_their_shape_are_valid(tax):
     c, = extract('full_name = "Ann Lee"', tax, language="python")
     assert c["validity"] == {"ok": True}
+
+
+# SQL inserts: values bind to their column names, in any string or multi-line literal,
+# several rows, pieces joined by +, and parameters bound to placeholders
+SQL_COLUMNS = [
+    ("python", 'cur.execute("INSERT INTO users (full_name, email) VALUES (\'Ann Lee\', \'ann@corp.io\')")',
+     [("Ann Lee", "name", "full_name"), ("ann@corp.io", "email", "email")]),
+    ("python", 'db.execute("""\n    INSERT INTO people (surname, ssn)\n    VALUES (\'Lee\', \'123-45-6789\'),\n'
+               '           (\'Ray\', \'987-65-4321\')\n""")',
+     [("Lee", "name", "surname"), ("123-45-6789", "identity", "ssn"), ("Ray", "name", "surname"),
+      ("987-65-4321", "identity", "ssn")]),
+    ("java", 'stmt.execute("INSERT INTO users (username, password) " +\n    "VALUES (\'jdoe77\', \'Tr0ub4dor&3\')");',
+     [("jdoe77", "username", "username"), ("Tr0ub4dor&3", "password", "password")]),
+    ("python", 'q = ("INSERT INTO t (phone) " + "VALUES (\'+44 20 7946 0958\')")',
+     [("+44 20 7946 0958", "phone", "phone")]),
+    ("python", 'cur.execute("INSERT INTO users (username, password) VALUES (?, ?)", ("jdoe77", "Tr0ub4dor&3"))',
+     [("jdoe77", "username", "username"), ("Tr0ub4dor&3", "password", "password")]),
+    ("python", 'sql = "INSERT INTO users (username, created, password) VALUES (%s, NOW(), %s)"\n'
+               'cur.executemany(sql, [("jdoe77", "Tr0ub4dor&3"), ("amy_k", "s3cr3tPass")])',
+     [("jdoe77", "username", "username"), ("Tr0ub4dor&3", "password", "password"),
+      ("amy_k", "username", "username"), ("s3cr3tPass", "password", "password")]),
+]
+
+
+@pytest.mark.parametrize("lang,code,expected", SQL_COLUMNS, ids=["one-row", "rows", "java-plus", "py-plus",
+                                                                 "params", "executemany"])
+def test_sql_insert_values_bind_to_columns(tax, lang, code, expected):
+    assert [(c["value"], c["attribute"], c["evidence"]["key"]) for c in extract(code, tax, language=lang)] == expected

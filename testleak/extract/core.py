@@ -196,6 +196,32 @@ def _parse_blocks(blocks: list[CodeBlock], attr_for, info: ExtractInfo,
     return per_block
 
 
+_JOIN = re.compile(r"""^["'`]{0,3}\s*(?:\+|\.|\.\.)?\s*["'`]{0,3}$""")
+_INSERT = re.compile(r"\binsert\s+(?:ignore\s+)?into\b", re.I)
+
+
+def join_sql_pieces(code: str, lits: list[Literal]) -> list[Literal]:
+    """String pieces joined by ``+`` (``"INSERT INTO t (a) " + "VALUES ('x')"``, Java, JavaScript,
+    C#...) or written side by side become one literal when together they are an SQL insert,
+    so its values bind to their columns (:mod:`.multivalue`)."""
+    lits = sorted(lits, key=lambda l: (l.start, l.end))
+    out: list[Literal] = []
+    i = 0
+    while i < len(lits):
+        j, text = i, lits[i].value
+        if _INSERT.search(text):
+            while j + 1 < len(lits) and len(code[lits[j].end:lits[j + 1].start]) < 40 and \
+                    _JOIN.match(code[lits[j].end:lits[j + 1].start]) and "\n\n" not in code[lits[j].end:lits[j + 1].start]:
+                j += 1
+                text += lits[j].value
+        if j > i and "values" in text.lower():
+            out.append(Literal(text, lits[i].key, lits[i].start, lits[j].end))
+        else:
+            out.extend(lits[i:j + 1] if j > i else [lits[i]])
+        i = j + 1
+    return out
+
+
 def _candidates(text: str, per_block, det: Detector, excl: str, index_of, info: ExtractInfo) -> list[dict]:
     """Classify every literal; drop values from the prompt and repeated (value, attribute)."""
     line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
@@ -203,7 +229,7 @@ def _candidates(text: str, per_block, det: Detector, excl: str, index_of, info: 
     out: list[dict] = []
     for b, lang, parsed in per_block:
         lits: list[Literal] = []
-        for lit in sorted(parsed.literals, key=lambda l: (l.start, l.end)):
+        for lit in join_sql_pieces(b.code, parsed.literals):
             try:
                 lits += split_values(lit) or [lit]
             except Exception as e:  # noqa: BLE001 - never raise on model output
