@@ -162,3 +162,30 @@ SQL_COLUMNS = [
                                                                  "params", "executemany"])
 def test_sql_insert_values_bind_to_columns(tax, lang, code, expected):
     assert [(c["value"], c["attribute"], c["evidence"]["key"]) for c in extract(code, tax, language=lang)] == expected
+
+
+# doctest sessions are code: in a docstring, with ... continuations, in a .. doctest block,
+# in prose between fences
+DOCTESTS = [
+    ("python", 'def check(u):\n    """Validate.\n\n    >>> check(User(email="ann@corp.io", full_name="Ann Lee"))\n'
+               '    True\n    """\n    return True\n',
+     [("ann@corp.io", "email", "email"), ("Ann Lee", "name", "full_name")]),
+    ("python", 'class A:\n    def f(self):\n        """\n        >>> register("x1",\n        ...          password="Tr0ub4dor&3",\n'
+               '        ...          phone="+44 20 7946 0958")\n        """\n',
+     [("Tr0ub4dor&3", "password", "password"), ("+44 20 7946 0958", "phone", "phone")]),
+    (None, 'Usage:\n\n.. doctest::\n\n    >>> u = User(surname="Okafor")\n    >>> u.ssn = "123-45-6789"\n',
+     [("Okafor", "name", "surname"), ("123-45-6789", "identity", "ssn")]),
+    (None, 'Example:\n\n>>> login(username="jdoe77")\n\n```python\ndef test_x():\n    assert True\n```\n',
+     [("jdoe77", "username", "username")]),
+    ("python", '>>> def make():\n...     return {"iban": "DE89 3704 0044 0532 0130 00"}\n',
+     [("DE89 3704 0044 0532 0130 00", "bank_statement", "iban")]),
+]
+
+
+@pytest.mark.parametrize("lang,code,expected", DOCTESTS, ids=["docstring", "continuation", "rst", "prose", "def"])
+def test_doctest_sessions_are_code(tax, lang, code, expected):
+    cands = extract(code, tax, language=lang)
+    assert [(c["value"], c["attribute"], c["evidence"]["key"]) for c in cands] == expected
+    for c in cands:  # spans point at the value in the answer
+        s, e = c["evidence"]["span"]
+        assert code[s:e] == c["value"] or c["value"] in code[s:e]

@@ -36,7 +36,7 @@ from .detect import Detector
 from .lexer import collect_c_signatures, comment_keys, lex
 from .literals import Literal, Parsed
 from .multivalue import split_values
-from .pyparse import collect_signatures, parse_python, parse_tree
+from .pyparse import collect_signatures, doctest_literals, parse_python, parse_tree
 
 _PROSE_MARK = re.compile(
     r"^[ \t]{0,3}(?:#{1,6}[ \t]*|[-*+][ \t]+|\d+\.[ \t]+)?(?:\*\*|__)?[ \t]*(?:test[ \t]*[- ]?case|test)[ \t]*#?[ \t]*\d+\b",
@@ -165,7 +165,7 @@ def _python_trees(blocks: list[CodeBlock], info: ExtractInfo,
 
 
 def _parse_blocks(blocks: list[CodeBlock], attr_for, info: ExtractInfo,
-                  context: Iterable[str] = ()) -> list[tuple[CodeBlock, str | None, Parsed]]:
+                  context: Iterable[str] = (), text: str = "") -> list[tuple[CodeBlock, str | None, Parsed]]:
     """Pass 2: literals and test intervals per block (``ast`` for Python, else the lexer)."""
     trees, sigs, csigs = _python_trees(blocks, info, context)
     per_block: list[tuple[CodeBlock, str | None, Parsed]] = []
@@ -192,8 +192,38 @@ def _parse_blocks(blocks: list[CodeBlock], attr_for, info: ExtractInfo,
             parsed = Parsed(comment_keys(b.code, parsed.literals, lang, attr_for), parsed.tests, parsed.parser)
         except Exception as e:  # noqa: BLE001
             info.errors.append(type(e).__name__)
+        if lang in (None, "python") and ">>>" in b.code:
+            parsed = _with_doctests(b.code, parsed, sigs, attr_for, info)
         per_block.append((b, lang, parsed))
-    return per_block
+    return sorted(per_block + _prose_doctests(text, blocks, sigs, attr_for, info), key=lambda t: t[0].start)
+
+
+def _with_doctests(code: str, parsed: Parsed, sigs, attr_for, info: ExtractInfo) -> Parsed:
+    """Doctest sessions read as Python code; the lexer's reading of those lines gives way."""
+    try:
+        lits, spans = doctest_literals(code, sigs, attr_for)
+    except Exception as e:  # noqa: BLE001
+        info.errors.append(type(e).__name__)
+        return parsed
+    if not spans:
+        return parsed
+    keep = [l for l in parsed.literals if parsed.parser != "lexer" or not any(s <= l.start < e for s, e in spans)]
+    return Parsed(keep + lits, parsed.tests, parsed.parser)
+
+
+def _prose_doctests(text: str, blocks: list[CodeBlock], sigs, attr_for, info: ExtractInfo) -> list:
+    """Doctest sessions in the prose between fenced blocks (``.. doctest::``, ``>>>`` lines)."""
+    if not any(b.fenced for b in blocks) or ">>>" not in text:
+        return []
+    out, pos = [], 0
+    for s, e in [(b.start, b.end) for b in blocks if b.fenced] + [(len(text), len(text))]:
+        seg = text[pos:s]
+        if ">>>" in seg:
+            parsed = _with_doctests(seg, Parsed([], [], "doctest"), sigs, attr_for, info)
+            if parsed.literals:
+                out.append((CodeBlock(seg, "python", start=pos, end=s, kind="prose"), "python", parsed))
+        pos = max(pos, e)
+    return out
 
 
 _JOIN = re.compile(r"""^["'`]{0,3}\s*(?:\+|\.|\.\.)?\s*["'`]{0,3}$""")
@@ -275,7 +305,7 @@ def extract_detailed(text: str, taxonomy: Taxonomy, *, language: str | None = No
     excl = "\n\x00".join(e for e in exclude if isinstance(e, str) and e)
     blocks = split_code_blocks(text, language)
     info.blocks = len(blocks)
-    per_block = _parse_blocks(blocks, det.attribute_for_key, info, context)
+    per_block = _parse_blocks(blocks, det.attribute_for_key, info, context, text)
     intervals = [(b.to_text(s), b.to_text(e)) for b, _, parsed in per_block for s, e in parsed.tests]
     intervals += _marker_regions(text, blocks)
     index_of, info.tests = _intervals_index(intervals)
