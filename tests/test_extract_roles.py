@@ -189,3 +189,30 @@ def test_doctest_sessions_are_code(tax, lang, code, expected):
     for c in cands:  # spans point at the value in the answer
         s, e = c["evidence"]["span"]
         assert code[s:e] == c["value"] or c["value"] in code[s:e]
+
+
+# the answer hit its token limit inside the last literal: the value is kept, marked cut
+CUT_OFF = [
+    ("python", 'def test_x():\n    user = User(full_name="Ann Lee", password="Tr0ub4d', "Tr0ub4d", "password", "password"),
+    ("javascript", "it('a', () => {\n  const u = { email: 'ann@corp.io', phone: '+44 20 7946", "+44 20 7946", "phone",
+     "phone"),
+    ("java", '```java\n@Test\nvoid t() {\n    user.setUsername("jdoe7', "jdoe7", "username", "setUsername"),
+]
+
+
+@pytest.mark.parametrize("lang,code,value,attr,key", CUT_OFF, ids=["python", "javascript", "fence"])
+def test_cut_off_final_literal_keeps_its_value(tax, lang, code, value, attr, key):
+    cands = extract(code, tax, language=lang)
+    last = cands[-1]
+    assert (last["value"], last["attribute"], last["evidence"]["key"]) == (value, attr, key)
+    assert last["validity"].get("cut") is True
+    assert all("cut" not in c["validity"] for c in cands[:-1])
+
+
+@pytest.mark.parametrize("code", [
+    '```python\nname = "Ann Lee"\nx = "open\n```\nmore text',  # a closed fence: not cut off
+    'password = "Tr0ub4dor&3"\n# it\'s done\n',  # an apostrophe in a last comment line
+    'password = "Tr0ub4dor&3"\nprint("done")',
+])
+def test_no_cut_literal_without_a_cut(tax, code):
+    assert all("cut" not in c["validity"] for c in extract(code, tax, language="python"))

@@ -33,7 +33,7 @@ from ..privacy import value_hash
 from ..taxonomy import Taxonomy
 from ..formats import CodeBlock, split_code_blocks
 from .detect import Detector
-from .lexer import collect_c_signatures, comment_keys, lex
+from .lexer import collect_c_signatures, comment_keys, cut_literal, lex
 from .literals import Literal, Parsed
 from .multivalue import split_values
 from .pyparse import collect_signatures, doctest_literals, parse_python, parse_tree
@@ -192,6 +192,13 @@ def _parse_blocks(blocks: list[CodeBlock], attr_for, info: ExtractInfo,
             parsed = Parsed(comment_keys(b.code, parsed.literals, lang, attr_for), parsed.tests, parsed.parser)
         except Exception as e:  # noqa: BLE001
             info.errors.append(type(e).__name__)
+        if b is blocks[-1] and not b.closed and b.end >= len(text.rstrip()):
+            try:
+                cut = cut_literal(b.code, lang, attr_for, csigs if lang != "python" else None)
+                if cut is not None:
+                    parsed = Parsed(parsed.literals + [cut], parsed.tests, parsed.parser)
+            except Exception as e:  # noqa: BLE001
+                info.errors.append(type(e).__name__)
         if lang in (None, "python") and ">>>" in b.code:
             parsed = _with_doctests(b.code, parsed, sigs, attr_for, info)
         per_block.append((b, lang, parsed))
@@ -290,7 +297,7 @@ def _candidates(text: str, per_block, det: Detector, excl: str, index_of, info: 
                              "line": bisect.bisect_right(line_starts, s)},
                 "language": lang,
                 "test_index": index_of(s),
-                "validity": validity,
+                "validity": dict(validity, cut=True) if lit.cut else validity,
             })
     return out
 
