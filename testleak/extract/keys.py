@@ -137,6 +137,10 @@ class KeyIndex:
         self._ignore_roles = False
         self._cache: dict[tuple[str, bool], tuple[str, str] | None] = {}
         self.spellable = sorted(t for t in self.distinctive if len(t) >= 5 and t.isascii())
+        self._deletes: dict[str, set[str]] = {}  # a word with one letter deleted -> the words
+        for w in self.spellable:
+            for d in {w[:i] + w[i + 1:] for i in range(len(w))} | {w}:
+                self._deletes.setdefault(d, set()).add(w)
 
     def _role_ok(self, attr: str, qualifiers: list[str]) -> bool:
         if attr in ROLE_FREE or self._ignore_roles:
@@ -173,7 +177,10 @@ class KeyIndex:
     def _respell(self, t: str) -> str | None:
         if t in self.known or len(t) < 5 or not t.isascii() or t.endswith(("ed", "ing")):
             return None
-        hits = [w for w in self.spellable if _osa1(t, w) and (len(t) >= 6 or len(w) == len(t) and sorted(w) == sorted(t))]
+        near = set(self._deletes.get(t, ()))
+        for d in {t[:i] + t[i + 1:] for i in range(len(t))}:
+            near |= self._deletes.get(d, set())
+        hits = [w for w in sorted(near) if _osa1(t, w) and (len(t) >= 6 or len(w) == len(t) and sorted(w) == sorted(t))]
         return hits[0] if len(hits) == 1 else None
 
     def names_thing(self, key: str | None) -> bool:
