@@ -88,6 +88,7 @@ LEXICON_GAPS = [
     ("java", 'String adress = "221B Baker Street";', [("221B Baker Street", "address")]),
     ("python", 'parts = "Wheel Axle"', []),  # one letter from `party`, a common word: not a typo
     ("python", 'passed = "yes it did"', []),
+    ("python", 'render = "Ann Lee"', []),  # one letter from `sender`, but the first
 ]
 
 
@@ -216,3 +217,13 @@ def test_cut_off_final_literal_keeps_its_value(tax, lang, code, value, attr, key
 ])
 def test_no_cut_literal_without_a_cut(tax, code):
     assert all("cut" not in c["validity"] for c in extract(code, tax, language="python"))
+
+
+@pytest.mark.parametrize("code,expected", [
+    ('expected_names = ["a", "b", "idx"]', []),
+    ('self.set_name("weights")', []),
+    ('expected_names = ["Ann Lee"]', [("Ann Lee", "name")]),
+    ('student_names = ["x"]', [("x", "name")]),  # a person's role: kept, off-shape
+])
+def test_modifiers_leave_a_bare_head_ambiguous(tax, code, expected):
+    assert got(tax, code) == expected

@@ -54,7 +54,7 @@ from ..formats import (BEARER, CVV, EXPIRY, HEX64, IBAN_SHAPE, PEM, PHONE_REGION
                        is_email, is_entropy_token, is_formatted_phone, is_iban, is_jwt, is_ssn, national_id,
                        parse_date, parse_phone, vendor_key)
 from ..taxonomy import Taxonomy, normalize_identifier
-from .keys import KeyIndex, person_name_shape
+from .keys import KeyIndex, person_name_shape, without_modifiers
 
 # single lexicon words that name things as often as people: the value's shape decides
 AMBIGUOUS_BARE = frozenset({"name"})
@@ -273,6 +273,9 @@ class Detector:
                         if single in AMBIGUOUS_BARE:
                             self._bare.add(n)
                         break
+        core = without_modifiers(n)
+        if hit is not None and core != n and self.bare_head(core):
+            self._bare.add(n)  # expected_names, set_name: modifiers say nothing about whose
         if hit is not None and n in AMBIGUOUS_BARE:
             self._bare.add(n)
         a = hit[0] if hit else None

@@ -9,7 +9,8 @@ attribute's role (ExtractPII's key lexicon step).
   ``sheet_name`` name things, not people);
 - ``token``: a token that only one attribute's lexicon uses, alone (``identity``,
   ``history``) or qualifying a carrier word (``identity_card``, ``medical_observations``);
-- ``typo``: the same after fixing one misspelt token (``pasword``, ``emial``, ``adress``).
+- ``typo``: the same after fixing one misspelt token (``pasword``, ``emial``, ``adress``: one
+  edit or swap, same first letter, 5+ letters; ``render`` is no ``sender``).
 
 Roles: for the secret attributes, e-mail and phone any owner is fine (a database password
 is a password, a support e-mail an e-mail); for the others (names, addresses, identity,
@@ -46,6 +47,22 @@ normalized formatted submitted stored saved target other another
 set get is has with validate check verify parse format normalize update add create make build fetch find lookup
 load save store read write mask by as for
 """.split())
+
+# role words that say nothing about whose value it is (``expected_names`` is as ambiguous
+# as ``names``)
+MODIFIERS = frozenset("""
+primary secondary alternate alt my your his her their our new old current previous prev default valid invalid
+expected actual sample test fake mock example input raw original updated masked plain encrypted hashed clean
+normalized formatted submitted stored saved target other another set get is has with validate check verify parse
+format normalize update add create make build fetch find lookup load save store read write mask by as for
+""".split())
+
+
+def without_modifiers(normalized: str) -> str:
+    """A normalized identifier without its :data:`MODIFIERS` tokens (``expected_names`` -> ``names``)."""
+    parts = [t for t in normalized.split("_") if t not in MODIFIERS]
+    return "_".join(parts) or normalized
+
 
 # free-text carriers: the qualifier says whose text it is (``medical_history``)
 CARRIERS = frozenset("""
@@ -180,7 +197,7 @@ class KeyIndex:
         near = set(self._deletes.get(t, ()))
         for d in {t[:i] + t[i + 1:] for i in range(len(t))}:
             near |= self._deletes.get(d, set())
-        hits = [w for w in sorted(near) if _osa1(t, w) and (len(t) >= 6 or len(w) == len(t) and sorted(w) == sorted(t))]
+        hits = [w for w in sorted(near) if w[0] == t[0] and _osa1(t, w) and (len(t) >= 6 or len(w) == len(t) and sorted(w) == sorted(t))]
         return hits[0] if len(hits) == 1 else None
 
     def names_thing(self, key: str | None) -> bool:
