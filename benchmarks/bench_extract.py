@@ -7,7 +7,8 @@ tools read the same files in the same run, single process, CPU time (process_tim
 ``testleak.extract.extract`` (file language from its extension), detect-secrets via
 ``SecretsCollection.scan_file`` under ``default_settings()`` (all default plugins and
 filters). Prints MB/s for both, the ratio, candidate / secret counts (masked nothing:
-counts only) and how many taxonomy attributes each covers. No assertions on timings.
+counts only), how many taxonomy attributes each covers, and our candidates per attribute and
+per key (the identifier a value was bound to: names, never values). No assertions on timings.
 
     .venv/bin/python benchmarks/bench_extract.py [--limit-mb 8] [--seed 0] [--site DIR]
 """
@@ -72,6 +73,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--site", type=Path, default=None,
                     help="directory of Python packages to draw test files from (default: this interpreter's site-packages)")
+    ap.add_argument("--top-keys", type=int, default=12, help="keys listed per attribute (default 12)")
     a = ap.parse_args(argv)
     tax = Taxonomy.from_config(yaml.safe_load((ROOT / "testleak/resources/taxonomy_paper.yaml").read_text()))
     files = corpus(int(a.limit_mb * 1e6), a.seed, a.site)
@@ -82,9 +84,11 @@ def main(argv=None) -> int:
 
     t0 = time.process_time()
     ours = Counter()
+    by_key: dict[str, Counter] = {}
     for p, text in texts.items():
         for c in extract(text, tax, language="javascript" if p.suffix == ".js" else "python"):
             ours[c["attribute"]] += 1
+            by_key.setdefault(c["attribute"], Counter())[c["evidence"].get("key")] += 1
     t_ours = time.process_time() - t0
 
     from detect_secrets import SecretsCollection
@@ -108,6 +112,12 @@ def main(argv=None) -> int:
     print(f"speed ratio ours/detect-secrets: {t_ds / t_ours:.2f}x (goal >= 3x)")
     print("ours by attribute:", dict(ours.most_common()))
     print("detect-secrets by type:", dict(ds.most_common()))
+    print("ours by attribute and key (key None: bound to no name; top", a.top_keys, "keys each):")
+    for attr, n in ours.most_common():
+        keys = by_key[attr]
+        rest = n - sum(k for _, k in keys.most_common(a.top_keys))
+        shown = ", ".join(f"{k}={v}" for k, v in keys.most_common(a.top_keys))
+        print(f"  {attr:<15} {n:5d}: {shown}" + (f", other keys={rest}" if rest else ""))
     return 0
 
 

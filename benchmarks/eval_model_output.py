@@ -29,6 +29,22 @@ computed here (the value occurs verbatim in a text the model was given:
 :func:`testleak.extract.prompt_texts`), and the sidecar is written::
 
     .venv/bin/python benchmarks/eval_model_output.py --make-labels data/labels/model_output_ours.raw.jsonl
+
+Evaluation protocol (development and held-out parts). ``--make-labels`` also decides the
+split, once, before any scoring: the responses of the file (all of them, ``ok`` or not, sorted
+by id) are shuffled with ``random.Random(--seed)`` and the first ``--heldout-fraction`` are
+the held-out part; the sidecar records the seed, the fraction and the held-out response ids
+(a split by response, so the values of one answer never sit on both sides). Design work
+reads ``--part dev`` (the default) only; ``--part heldout`` is the final measurement, reported
+as such. A label file made before the split (no ``split`` in its sidecar) is all development.
+Several label sets are scored together by repeating ``--labels L --responses R`` pairs (one
+per run: ours and the baselines, other seeds); counts are reported per method (the
+responses' ``method``) and per attribute with Wilson 95 % intervals
+(``statsmodels.stats.proportion.proportion_confint`` when installed, else
+``scipy.stats.binomtest(...).proportion_ci``)::
+
+    .venv/bin/python benchmarks/eval_model_output.py --labels A.jsonl --responses A/responses.jsonl \
+        --labels B.jsonl --responses B/responses.jsonl --part heldout
 """
 
 from __future__ import annotations
@@ -36,6 +52,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import random
 import subprocess
 import sys
 from collections import Counter
@@ -74,7 +91,16 @@ def load_params() -> dict:
 
 
 # --- making the label file ---------------------------------------------------------------
-def make_labels(raw_path: Path, responses_path: Path, out: Path) -> int:
+def split_responses(ids, seed: int, heldout_fraction: float) -> list[str]:
+    """The held-out response ids: ``ids`` sorted, shuffled with ``random.Random(seed)``, the
+    first ``round(fraction * n)`` of them."""
+    order = sorted(set(ids))
+    random.Random(seed).shuffle(order)
+    return sorted(order[:round(heldout_fraction * len(order))])
+
+
+def make_labels(raw_path: Path, responses_path: Path, out: Path, run: str = RUN, seed: int = 0,
+                heldout_fraction: float = 0.5) -> int:
     from testleak.taxonomy import Taxonomy
 
     attrs = set(Taxonomy.from_config(load_params()).attributes)
@@ -106,13 +132,18 @@ def make_labels(raw_path: Path, responses_path: Path, out: Path) -> int:
     except (OSError, subprocess.CalledProcessError):
         commit = None
     ok = [r for r in responses.values() if r.get("status") == "ok"]
+    methods = sorted({str(r.get("method")) for r in responses.values() if r.get("method")})
     meta = {
         "labels": out.name,
-        "run": RUN,
-        "responses": {"path": f"data/runs/{RUN}/responses.jsonl", **file_digests(responses_path),
+        "run": run,
+        "method": methods[0] if len(methods) == 1 else run,
+        "split": {"seed": seed, "heldout_fraction": heldout_fraction, "by": "response",
+                  "decided": "at labelling, before any scoring",
+                  "heldout": split_responses(responses, seed, heldout_fraction)},
+        "responses": {"path": f"data/runs/{run}/responses.jsonl", **file_digests(responses_path),
                       "records": len(responses), "ok": len(ok),
                       "git_commit": commit,
-                      "note": "md5/size as in dvc.lock (outs of responses@ours) at git_commit"},
+                      "note": f"md5/size as in dvc.lock (outs of responses@{run}) at git_commit"},
         "labelled": {"values": len(rows), "responses_with_values": len({r['response_id'] for r in rows})},
         "guide": "benchmarks/labels/README.md",
     }
@@ -181,55 +212,152 @@ def evaluate(labels: list[dict], cands: list[dict]) -> dict:
             "precision": dict(prec), "_misses": misses, "_wrong": wrong}
 
 
+def wilson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval of ``k`` successes in ``n`` trials (statsmodels, else scipy)."""
+    if n == 0:
+        return float("nan"), float("nan")
+    try:
+        from statsmodels.stats.proportion import proportion_confint
+    except ImportError:
+        from scipy.stats import binomtest
+
+        ci = binomtest(k, n).proportion_ci(confidence_level=level, method="wilson")
+        return float(ci.low), float(ci.high)
+    lo, hi = proportion_confint(k, n, alpha=1 - level, method="wilson")
+    return float(lo), float(hi)
+
+
+def part_of(labels: list[dict], meta: dict, part: str) -> list[dict]:
+    """The labels of one part (``dev``, ``heldout`` or ``all``) of a label set."""
+    if part == "all":
+        return labels
+    held = set((meta.get("split") or {}).get("heldout") or ())
+    return [r for r in labels if (r["response_id"] in held) == (part == "heldout")]
+
+
+def merge(results: list[dict]) -> dict:
+    """Counts of several :func:`evaluate` results added up."""
+    out = {"per_attribute": {}, "recall": Counter(), "precision": Counter(), "_misses": [], "_wrong": []}
+    for r in results:
+        for a, c in r["per_attribute"].items():
+            out["per_attribute"].setdefault(a, Counter()).update(c)
+        out["recall"].update(r["recall"])
+        out["precision"].update(r["precision"])
+        out["_misses"] += r["_misses"]
+        out["_wrong"] += r["_wrong"]
+    out["per_attribute"] = {a: dict(c) for a, c in sorted(out["per_attribute"].items())}
+    out["recall"], out["precision"] = dict(out["recall"]), dict(out["precision"])
+    return out
+
+
+def ci(k: int, n: int) -> str:
+    """``p % [lo, hi] (k/n)`` with the Wilson 95 % interval."""
+    if not n:
+        return "- (0/0)"
+    lo, hi = wilson(k, n)
+    return f"{100 * k / n:.1f} % [{100 * lo:.1f}, {100 * hi:.1f}] ({k}/{n})"
+
+
+def method_table(by_method: dict[str, dict]) -> str:
+    lines = ["| method | labelled (not copied) | recall [95 % CI] | without placeholders | candidates | precision [95 % CI] |",
+             "|---|---|---|---|---|---|"]
+    for m, res in by_method.items():
+        r, p = res["recall"], res["precision"]
+        lines.append(f"| {m} | {r.get('all', 0)} | {ci(r.get('all_right', 0), r.get('all', 0))} | "
+                     f"{ci(r.get('real_right', 0), r.get('real', 0))} | {p.get('candidates', 0)} | "
+                     f"{ci(p.get('correct', 0), p.get('candidates', 0))} |")
+    return "\n".join(lines)
+
+
 def pct(a: int, b: int) -> str:
     return f"{100 * a / b:.1f} % ({a}/{b})" if b else "- (0/0)"
 
 
-def table(res: dict) -> str:
+def table(res: dict, fmt=pct) -> str:
     lines = ["| attribute | labelled (not copied) | recall | without placeholders | candidates | precision |",
              "|---|---|---|---|---|---|"]
     for a, c in res["per_attribute"].items():
         lines.append(f"| {a} | {c.get('labelled', 0)} (+{c.get('copied', 0)} copied) | "
-                     f"{pct(c.get('right', 0), c.get('labelled', 0))} | {pct(c.get('right_real', 0), c.get('labelled_real', 0))} | "
-                     f"{c.get('candidates', 0)} | {pct(c.get('correct', 0), c.get('candidates', 0))} |")
+                     f"{fmt(c.get('right', 0), c.get('labelled', 0))} | {fmt(c.get('right_real', 0), c.get('labelled_real', 0))} | "
+                     f"{c.get('candidates', 0)} | {fmt(c.get('correct', 0), c.get('candidates', 0))} |")
     r, p = res["recall"], res["precision"]
-    lines.append(f"| **all** | {r.get('all', 0)} | {pct(r.get('all_right', 0), r.get('all', 0))} | "
-                 f"{pct(r.get('real_right', 0), r.get('real', 0))} | {p.get('candidates', 0)} | "
-                 f"{pct(p.get('correct', 0), p.get('candidates', 0))} |")
+    lines.append(f"| **all** | {r.get('all', 0)} | {fmt(r.get('all_right', 0), r.get('all', 0))} | "
+                 f"{fmt(r.get('real_right', 0), r.get('real', 0))} | {p.get('candidates', 0)} | "
+                 f"{fmt(p.get('correct', 0), p.get('candidates', 0))} |")
     return "\n".join(lines)
+
+
+def score_set(labels_path: Path, responses_path: Path, part: str, params: dict) -> tuple[str, dict, int, int] | str:
+    """``(method, result, responses, labels)`` of one label set's part, or why it cannot be scored."""
+    why = check_labels(labels_path, responses_path)
+    if why:
+        return why
+    meta = json.loads(meta_path(labels_path).read_text(encoding="utf-8"))
+    if part == "heldout" and not meta.get("split"):
+        return f"{labels_path} was made before the split (no split in {meta_path(labels_path).name}): it is all development"
+    from testleak import pipeline
+
+    labels = part_of(read_jsonl(labels_path), meta, part)
+    responses = read_jsonl(responses_path)
+    if part != "all":
+        held = set(meta["split"]["heldout"]) if meta.get("split") else set()
+        responses = [r for r in responses if (r.get("id") in held) == (part == "heldout")]
+    run = meta.get("run") or RUN
+    cands, _ = pipeline.candidates(params, run, responses)
+    return meta.get("method") or run, evaluate(labels, cands), len(responses), len(labels)
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--responses", type=Path, default=ROOT / "data" / "runs" / RUN / "responses.jsonl")
-    ap.add_argument("--labels", type=Path, default=LABELS)
+    ap.add_argument("--responses", type=Path, action="append", default=None,
+                    help="responses file of the label set at the same position (repeatable)")
+    ap.add_argument("--labels", type=Path, action="append", default=None, help="label file (repeatable)")
     ap.add_argument("--make-labels", type=Path, metavar="RAW", help="write --labels from hand labels with raw values")
+    ap.add_argument("--run", default=RUN, help="with --make-labels: the run the responses belong to")
+    ap.add_argument("--seed", type=int, default=0, help="with --make-labels: seed of the dev/held-out split")
+    ap.add_argument("--heldout-fraction", type=float, default=0.5, help="with --make-labels: share of responses held out")
+    ap.add_argument("--part", choices=("dev", "heldout", "all"), default="dev",
+                    help="which part to score (default dev; heldout is the final measurement)")
     ap.add_argument("--misses", action="store_true", help="list missed labels and wrong candidates (masked)")
     ap.add_argument("--json", type=Path, default=None, help="also write the counts here")
     a = ap.parse_args(argv)
-    if not a.responses.exists():
-        print(f"{a.responses} does not exist: run `dvc repro responses@{RUN}` or pass --responses", file=sys.stderr)
+    responses = a.responses or [ROOT / "data" / "runs" / RUN / "responses.jsonl"]
+    labels = a.labels or [LABELS]
+    if len(responses) != len(labels):
+        print(f"give one --responses per --labels ({len(labels)} label files, {len(responses)} responses files)",
+              file=sys.stderr)
         return 2
+    for rp in responses:
+        if not rp.exists():
+            print(f"{rp} does not exist: run `dvc repro responses@{a.run}` or pass --responses", file=sys.stderr)
+            return 2
     if a.make_labels:
-        return make_labels(a.make_labels, a.responses, a.labels)
-    why = check_labels(a.labels, a.responses)
-    if why:
-        print(why, file=sys.stderr)
-        return 2
-    from testleak import pipeline
-
-    labels = read_jsonl(a.labels)
-    responses = read_jsonl(a.responses)
-    cands, _ = pipeline.candidates(load_params(), RUN, responses)
-    res = evaluate(labels, cands)
+        if not 0 <= a.heldout_fraction <= 1:
+            print(f"--heldout-fraction must be within 0..1, not {a.heldout_fraction}", file=sys.stderr)
+            return 2
+        return make_labels(a.make_labels, responses[0], labels[0], a.run, a.seed, a.heldout_fraction)
+    params = load_params()
+    by_method: dict[str, list[dict]] = {}
+    n_resp = n_lab = 0
+    for lp, rp in zip(labels, responses):
+        got = score_set(lp, rp, a.part, params)
+        if isinstance(got, str):
+            print(got, file=sys.stderr)
+            return 2
+        method, res, nr, nl = got
+        by_method.setdefault(method, []).append(res)
+        n_resp += nr
+        n_lab += nl
+    merged = {m: merge(rs) for m, rs in by_method.items()}
+    res = merge(list(merged.values()))
     r, p = res["recall"], res["precision"]
-    print(f"ExtractPII on {len(responses)} responses of run {RUN} ({len(labels)} labelled values, "
-          f"{sum(x['copied_from_prompt'] for x in labels)} copied from the prompt)\n")
-    print(table(res))
-    print(f"\nrecall, values not copied from the prompt: {pct(r.get('all_right', 0), r.get('all', 0))}; "
-          f"without placeholders: {pct(r.get('real_right', 0), r.get('real', 0))}; "
+    print(f"ExtractPII, part {a.part}: {n_resp} responses of {len(labels)} label set(s), {n_lab} labelled values\n")
+    print(method_table(merged) + "\n")
+    print(table(res, ci))
+    print(f"\nrecall, values not copied from the prompt: {ci(r.get('all_right', 0), r.get('all', 0))}; "
+          f"without placeholders: {ci(r.get('real_right', 0), r.get('real', 0))}; "
           f"returned with any attribute: {pct(r.get('all_found', 0), r.get('all', 0))}")
-    print(f"precision: {pct(p.get('correct', 0), p.get('candidates', 0))} right attribute; "
+    print(f"precision: {ci(p.get('correct', 0), p.get('candidates', 0))} right attribute; "
           f"{pct(p.get('values', 0), p.get('candidates', 0))} a labelled value")
     if a.misses:
         print("\nmissed (not copied):")
@@ -241,7 +369,10 @@ def main(argv=None) -> int:
             print(f"  {c['response_id']} {c['attribute']:<15} {mask(c['value'])}  key={c['evidence'].get('key')!r} "
                   f"pattern={c['evidence'].get('pattern')}: {why}")
     if a.json:
-        a.json.write_text(json.dumps({k: v for k, v in res.items() if not k.startswith("_")}, indent=2) + "\n")
+        def public(x):
+            return {k: v for k, v in x.items() if not k.startswith("_")}
+        a.json.write_text(json.dumps({"part": a.part, **public(res),
+                                      "by_method": {m: public(v) for m, v in merged.items()}}, indent=2) + "\n")
     return 0
 
 

@@ -62,7 +62,7 @@ def test_scores_and_refuses_other_answers(tmp_path, capsys):
     out = tmp_path / "l.jsonl"
     m.main(["--responses", str(resp), "--labels", str(out), "--make-labels", str(raw)])
     js = tmp_path / "res.json"
-    assert m.main(["--responses", str(resp), "--labels", str(out), "--json", str(js)]) == 0
+    assert m.main(["--responses", str(resp), "--labels", str(out), "--json", str(js), "--part", "all"]) == 0
     res = json.loads(js.read_text())
     # the two keyed values are found with their attribute; the bare call argument is not
     assert res["recall"]["all"] == 3 and res["recall"]["all_right"] == 2
@@ -73,3 +73,61 @@ def test_scores_and_refuses_other_answers(tmp_path, capsys):
     assert m.main(["--responses", str(resp), "--labels", str(out)]) == 2
     err = capsys.readouterr().err
     assert "labels do not match" in err and err.count("\n") == 1
+
+
+def test_split_is_seeded_by_response_and_recorded_before_scoring(tmp_path):
+    m = _module()
+    ids = [f"r_{i}" for i in range(40)]
+    held = m.split_responses(ids, 7, 0.5)
+    assert held == m.split_responses(list(reversed(ids)), 7, 0.5)  # order of the file does not matter
+    assert len(held) == 20 and held != m.split_responses(ids, 8, 0.5)
+    resp, raw = _files(tmp_path)
+    out = tmp_path / "l.jsonl"
+    assert m.main(["--responses", str(resp), "--labels", str(out), "--make-labels", str(raw), "--seed", "3"]) == 0
+    split = json.loads(m.meta_path(out).read_text())["split"]
+    assert split["seed"] == 3 and split["heldout"] == m.split_responses(["r_1", "r_2"], 3, 0.5)
+    labels = m.read_jsonl(out)
+    meta = json.loads(m.meta_path(out).read_text())
+    dev, heldout = m.part_of(labels, meta, "dev"), m.part_of(labels, meta, "heldout")
+    assert len(dev) + len(heldout) == len(labels)
+    assert not {r["response_id"] for r in dev} & {r["response_id"] for r in heldout}
+
+
+def test_a_label_file_without_split_has_no_heldout_part(tmp_path, capsys):
+    m = _module()
+    resp, raw = _files(tmp_path)
+    out = tmp_path / "l.jsonl"
+    m.main(["--responses", str(resp), "--labels", str(out), "--make-labels", str(raw)])
+    meta = json.loads(m.meta_path(out).read_text())
+    del meta["split"]
+    m.meta_path(out).write_text(json.dumps(meta))
+    capsys.readouterr()
+    assert m.main(["--responses", str(resp), "--labels", str(out), "--part", "heldout"]) == 2
+    err = capsys.readouterr().err
+    assert "before the split" in err and err.count("\n") == 1
+
+
+def test_wilson_interval_and_per_method_report(tmp_path, capsys):
+    m = _module()
+    lo, hi = m.wilson(8, 10)  # Wilson 95 %: 0.4902..0.9433
+    assert abs(lo - 0.4902) < 1e-3 and abs(hi - 0.9433) < 1e-3
+    assert m.wilson(0, 0) != m.wilson(0, 0)  # nan: no interval without trials
+    resp, raw = _files(tmp_path)
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    m.main(["--responses", str(resp), "--labels", str(a), "--make-labels", str(raw), "--run", "ours"])
+    resp2 = tmp_path / "resp2.jsonl"
+    recs = [json.loads(x) for x in resp.read_text().splitlines()]
+    for r in recs:
+        r["method"] = "codexleaks"
+    resp2.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    m.main(["--responses", str(resp2), "--labels", str(b), "--make-labels", str(raw), "--run", "codexleaks"])
+    js = tmp_path / "res.json"
+    capsys.readouterr()
+    assert m.main(["--labels", str(a), "--responses", str(resp), "--labels", str(b), "--responses", str(resp2),
+                   "--part", "all", "--json", str(js)]) == 0
+    res = json.loads(js.read_text())
+    assert set(res["by_method"]) == {"ours", "codexleaks"}
+    assert res["recall"]["all"] == 2 * res["by_method"]["ours"]["recall"]["all"]
+    out = capsys.readouterr().out
+    assert "| ours |" in out and "| codexleaks |" in out and "[" in out
+    assert m.main(["--labels", str(a), "--responses", str(resp), "--labels", str(b)]) == 2

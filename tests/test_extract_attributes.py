@@ -10,6 +10,7 @@ import yaml
 
 from testleak.extract import extract
 from testleak.taxonomy import Taxonomy
+from testleak.verify.rules import check
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -121,7 +122,9 @@ POSITIVE = [
     ("biometric", "python", 't = {"biometric_template": "Rk1SACAyMAAAAAE"}', [("Rk1SACAyMAAAAAE", "biometric", "lexicon")]),
 ]
 
-# (attribute, language, snippet): must yield no candidate at all
+# (attribute, language, snippet): no candidate the format rules accept: either none at all
+# (non-values, other keys), or a value its key names kept without the attribute's shape
+# (``validity.ok`` False), which the rules then reject
 NEGATIVE = [
     ("name", "python", 'name = "x"'),
     ("name", "python", 'name = "Alice123"'),
@@ -223,4 +226,6 @@ def test_positive(tax, attr, lang, snippet, expected):
 
 @pytest.mark.parametrize("attr,lang,snippet", NEGATIVE, ids=[f"{r[0]}-{i}" for i, r in enumerate(NEGATIVE)])
 def test_negative(tax, attr, lang, snippet):
-    assert extract(snippet, tax, language=lang) == []
+    for c in extract(snippet, tax, language=lang):
+        assert c["attribute"] == attr and c["validity"]["ok"] is False, c["validity"]
+        assert check(c["attribute"], c["value"], c["validity"])["ok"] is False

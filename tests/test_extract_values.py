@@ -25,7 +25,9 @@ def tax() -> Taxonomy:
 
 
 def got(tax, code, lang):
-    return [(c["value"], c["attribute"], c["evidence"]["pattern"]) for c in extract(code, tax, language=lang)]
+    """Candidates with their attribute's shape (values kept off-shape: tests/test_extract_roles.py)."""
+    return [(c["value"], c["attribute"], c["evidence"]["pattern"]) for c in extract(code, tax, language=lang)
+            if c["validity"]["ok"]]
 
 
 # checksum-validated format > key lexicon > shape
@@ -229,7 +231,7 @@ def test_positional_arguments_named_by_the_code_under_test(tax):
     code_turn = "```python\nclass Person:\n    def __init__(self, full_name, email, password):\n        ...\n```"
     test = "```python\ndef test_person():\n    p = Person('Maria Gonzalez', 'x', 'Tr0ub4dor&3')\n    assert p\n```"
     assert got(tax, test, None) == []  # the answer alone does not say what the arguments are
-    cands = extract(test, tax, context=[code_turn])
+    cands = [c for c in extract(test, tax, context=[code_turn]) if c["validity"]["ok"]]
     assert [(c["value"], c["attribute"], c["evidence"]["key"]) for c in cands] == [
         ("Maria Gonzalez", "name", "full_name"), ("Tr0ub4dor&3", "password", "password")]
 
@@ -262,10 +264,10 @@ def test_positional_arguments_in_c_like_languages(tax, lang, code_turn, test, ex
     fence = f"```{lang}\n{{}}\n```"
     alone = got(tax, fence.format(test), None)
     assert all(p != "lexicon" and a != "phone" for _, a, p in alone)  # without the definition: shapes only
-    cands = extract(fence.format(test), tax, context=[fence.format(code_turn)])
+    cands = [c for c in extract(fence.format(test), tax, context=[fence.format(code_turn)]) if c["validity"]["ok"]]
     assert [(c["value"], c["attribute"], c["evidence"]["key"]) for c in cands] == expected
     # a definition in the answer itself serves as well
-    both = extract(fence.format(code_turn) + "\n" + fence.format(test), tax)
+    both = [c for c in extract(fence.format(code_turn) + "\n" + fence.format(test), tax) if c["validity"]["ok"]]
     assert [(c["value"], c["attribute"]) for c in both] == [(v, a) for v, a, _ in expected]
 
 
@@ -326,4 +328,5 @@ MODEL_OUTPUT_CLASSES = {
 @pytest.mark.parametrize("lang,code,expected", [r for rows in MODEL_OUTPUT_CLASSES.values() for r in rows],
                          ids=[f"{k}-{i}" for k, rows in MODEL_OUTPUT_CLASSES.items() for i in range(len(rows))])
 def test_keys_of_the_model_output_classes(tax, lang, code, expected):
-    assert [(c["value"], c["attribute"], c["evidence"]["key"]) for c in extract(code, tax, language=lang)] == expected
+    assert [(c["value"], c["attribute"], c["evidence"]["key"]) for c in extract(code, tax, language=lang)
+            if c["validity"]["ok"]] == expected

@@ -33,10 +33,10 @@ from ..privacy import value_hash
 from ..taxonomy import Taxonomy
 from ..formats import CodeBlock, split_code_blocks
 from .detect import Detector
-from .lexer import collect_c_signatures, comment_keys, lex
+from .lexer import collect_c_signatures, comment_keys, cut_literal, lex
 from .literals import Literal, Parsed
 from .multivalue import split_values
-from .pyparse import collect_signatures, parse_python, parse_tree
+from .pyparse import collect_signatures, doctest_literals, parse_python, parse_tree
 
 _PROSE_MARK = re.compile(
     r"^[ \t]{0,3}(?:#{1,6}[ \t]*|[-*+][ \t]+|\d+\.[ \t]+)?(?:\*\*|__)?[ \t]*(?:test[ \t]*[- ]?case|test)[ \t]*#?[ \t]*\d+\b",
@@ -165,7 +165,7 @@ def _python_trees(blocks: list[CodeBlock], info: ExtractInfo,
 
 
 def _parse_blocks(blocks: list[CodeBlock], attr_for, info: ExtractInfo,
-                  context: Iterable[str] = ()) -> list[tuple[CodeBlock, str | None, Parsed]]:
+                  context: Iterable[str] = (), text: str = "") -> list[tuple[CodeBlock, str | None, Parsed]]:
     """Pass 2: literals and test intervals per block (``ast`` for Python, else the lexer)."""
     trees, sigs, csigs = _python_trees(blocks, info, context)
     per_block: list[tuple[CodeBlock, str | None, Parsed]] = []
@@ -192,8 +192,71 @@ def _parse_blocks(blocks: list[CodeBlock], attr_for, info: ExtractInfo,
             parsed = Parsed(comment_keys(b.code, parsed.literals, lang, attr_for), parsed.tests, parsed.parser)
         except Exception as e:  # noqa: BLE001
             info.errors.append(type(e).__name__)
+        if b is blocks[-1] and not b.closed and b.end >= len(text.rstrip()):
+            try:
+                cut = cut_literal(b.code, lang, attr_for, csigs if lang != "python" else None)
+                if cut is not None:
+                    parsed = Parsed(parsed.literals + [cut], parsed.tests, parsed.parser)
+            except Exception as e:  # noqa: BLE001
+                info.errors.append(type(e).__name__)
+        if lang in (None, "python") and ">>>" in b.code:
+            parsed = _with_doctests(b.code, parsed, sigs, attr_for, info)
         per_block.append((b, lang, parsed))
-    return per_block
+    return sorted(per_block + _prose_doctests(text, blocks, sigs, attr_for, info), key=lambda t: t[0].start)
+
+
+def _with_doctests(code: str, parsed: Parsed, sigs, attr_for, info: ExtractInfo) -> Parsed:
+    """Doctest sessions read as Python code; the lexer's reading of those lines gives way."""
+    try:
+        lits, spans = doctest_literals(code, sigs, attr_for)
+    except Exception as e:  # noqa: BLE001
+        info.errors.append(type(e).__name__)
+        return parsed
+    if not spans:
+        return parsed
+    keep = [l for l in parsed.literals if parsed.parser != "lexer" or not any(s <= l.start < e for s, e in spans)]
+    return Parsed(keep + lits, parsed.tests, parsed.parser)
+
+
+def _prose_doctests(text: str, blocks: list[CodeBlock], sigs, attr_for, info: ExtractInfo) -> list:
+    """Doctest sessions in the prose between fenced blocks (``.. doctest::``, ``>>>`` lines)."""
+    if not any(b.fenced for b in blocks) or ">>>" not in text:
+        return []
+    out, pos = [], 0
+    for s, e in [(b.start, b.end) for b in blocks if b.fenced] + [(len(text), len(text))]:
+        seg = text[pos:s]
+        if ">>>" in seg:
+            parsed = _with_doctests(seg, Parsed([], [], "doctest"), sigs, attr_for, info)
+            if parsed.literals:
+                out.append((CodeBlock(seg, "python", start=pos, end=s, kind="prose"), "python", parsed))
+        pos = max(pos, e)
+    return out
+
+
+_JOIN = re.compile(r"""^["'`]{0,3}\s*(?:\+|\.|\.\.)?\s*["'`]{0,3}$""")
+_INSERT = re.compile(r"\binsert\s+(?:ignore\s+)?into\b", re.I)
+
+
+def join_sql_pieces(code: str, lits: list[Literal]) -> list[Literal]:
+    """String pieces joined by ``+`` (``"INSERT INTO t (a) " + "VALUES ('x')"``, Java, JavaScript,
+    C#...) or written side by side become one literal when together they are an SQL insert,
+    so its values bind to their columns (:mod:`.multivalue`)."""
+    lits = sorted(lits, key=lambda l: (l.start, l.end))
+    out: list[Literal] = []
+    i = 0
+    while i < len(lits):
+        j, text = i, lits[i].value
+        if _INSERT.search(text):
+            while j + 1 < len(lits) and len(code[lits[j].end:lits[j + 1].start]) < 40 and \
+                    _JOIN.match(code[lits[j].end:lits[j + 1].start]) and "\n\n" not in code[lits[j].end:lits[j + 1].start]:
+                j += 1
+                text += lits[j].value
+        if j > i and "values" in text.lower():
+            out.append(Literal(text, lits[i].key, lits[i].start, lits[j].end))
+        else:
+            out.extend(lits[i:j + 1] if j > i else [lits[i]])
+        i = j + 1
+    return out
 
 
 def _candidates(text: str, per_block, det: Detector, excl: str, index_of, info: ExtractInfo) -> list[dict]:
@@ -203,7 +266,7 @@ def _candidates(text: str, per_block, det: Detector, excl: str, index_of, info: 
     out: list[dict] = []
     for b, lang, parsed in per_block:
         lits: list[Literal] = []
-        for lit in sorted(parsed.literals, key=lambda l: (l.start, l.end)):
+        for lit in join_sql_pieces(b.code, parsed.literals):
             try:
                 lits += split_values(lit) or [lit]
             except Exception as e:  # noqa: BLE001 - never raise on model output
@@ -212,13 +275,13 @@ def _candidates(text: str, per_block, det: Detector, excl: str, index_of, info: 
         info.literals += len(lits)
         for lit in lits:
             try:
-                hit = det.classify(lit.value, lit.key)
+                hit = det.classify_detailed(lit.value, lit.key)
             except Exception as e:  # noqa: BLE001
                 info.errors.append(type(e).__name__)
                 continue
             if hit is None:
                 continue
-            attr, pattern = hit
+            attr, pattern, validity = hit
             if excl and lit.value in excl:
                 info.excluded += 1
                 continue
@@ -234,6 +297,7 @@ def _candidates(text: str, per_block, det: Detector, excl: str, index_of, info: 
                              "line": bisect.bisect_right(line_starts, s)},
                 "language": lang,
                 "test_index": index_of(s),
+                "validity": dict(validity, cut=True) if lit.cut else validity,
             })
     return out
 
@@ -248,7 +312,7 @@ def extract_detailed(text: str, taxonomy: Taxonomy, *, language: str | None = No
     excl = "\n\x00".join(e for e in exclude if isinstance(e, str) and e)
     blocks = split_code_blocks(text, language)
     info.blocks = len(blocks)
-    per_block = _parse_blocks(blocks, det.attribute_for_key, info, context)
+    per_block = _parse_blocks(blocks, det.attribute_for_key, info, context, text)
     intervals = [(b.to_text(s), b.to_text(e)) for b, _, parsed in per_block for s, e in parsed.tests]
     intervals += _marker_regions(text, blocks)
     index_of, info.tests = _intervals_index(intervals)
@@ -330,7 +394,7 @@ def candidates_from_responses(responses: Iterable[dict], taxonomy: Taxonomy) -> 
     """
     cands: list[dict] = []
     stats: dict = {"responses": 0, "with_candidates": 0, "candidates": 0, "skipped": {},
-                   "by_attribute": {}, "by_pattern": {}, "parsers": {}, "excluded": 0,
+                   "by_attribute": {}, "by_pattern": {}, "parsers": {}, "excluded": 0, "off_shape": 0,
                    "duplicates": 0, "errors": {}}
 
     def bump(d: dict, k: str, n: int = 1):
@@ -366,9 +430,11 @@ def candidates_from_responses(responses: Iterable[dict], taxonomy: Taxonomy) -> 
             rec.update({k: r[k] for k in _CARRY if k in r})
             rec.update({"test_index": c["test_index"], "attribute": c["attribute"], "value": c["value"],
                         "value_hash": value_hash(c["value"]), "evidence": c["evidence"],
-                        "language": c["language"]})
+                        "language": c["language"], "validity": c["validity"]})
             cands.append(rec)
             bump(stats["by_attribute"], c["attribute"])
             bump(stats["by_pattern"], c["evidence"]["pattern"].split(":")[0])
+            if not c["validity"]["ok"]:
+                stats["off_shape"] += 1
     stats["candidates"] = len(cands)
     return cands, stats

@@ -22,9 +22,13 @@ variable name it is bound to, or None) :meth:`Detector.classify` returns
    So ``username="ann@corp.io"`` is an email, ``password="sk-..."`` a secret key and
    ``account="<valid IBAN>"`` a bank account. (Aadhaar's single Verhoeff digit and the
    SSN's range rules are too weak to overrule a key: 1 in 10 random numbers pass.)
-3. Otherwise the key decides when it maps to an attribute (``Taxonomy.attribute_for_name``,
+3. Otherwise the key decides when it maps to an attribute (:class:`.keys.KeyIndex`: whole
+   tokens with the attribute's role, so ``op_name`` / ``__name__`` name no person; a bare
+   ``name`` only with a person's name shape;
    also for plurals and collections: ``passwords``, ``emailList``) and the value has the
-   attribute's *shape* (:data:`CHECKS`: an email key needs ``local@domain``, a phone key
+   attribute's *shape* (a keyed value without it is kept all the same, with ``validity``
+   ``{"ok": False, "reason"}`` for the format rules; so is a one-character keyed value)
+   (:data:`CHECKS`: an email key needs ``local@domain``, a phone key
    6-15 digits with phone punctuation, a card key 12-19 digits or a CVV / expiry, a
    date-of-birth key a calendar date, a name key 1-5 words of letters). Validity (checksums,
    TLDs, numbering plans, the 1900..today window) and placeholders are left to the format
@@ -50,6 +54,10 @@ from ..formats import (BEARER, CVV, EXPIRY, HEX64, IBAN_SHAPE, PEM, PHONE_REGION
                        is_email, is_entropy_token, is_formatted_phone, is_iban, is_jwt, is_ssn, national_id,
                        parse_date, parse_phone, vendor_key)
 from ..taxonomy import Taxonomy, normalize_identifier
+from .keys import KeyIndex, person_name_shape, without_modifiers
+
+# single lexicon words that name things as often as people: the value's shape decides
+AMBIGUOUS_BARE = frozenset({"name"})
 
 # --- non-values -----------------------------------------------------------------------
 _ALNUM = re.compile(r"[^\W_]", re.U)
@@ -83,6 +91,10 @@ def non_value(v: str, key: str | None = None) -> bool:
     s = v.strip()
     if len(s) < 2 or not _ALNUM.search(s):
         return True
+    return _not_data(s, key)
+
+
+def _not_data(s: str, key: str | None) -> bool:
     pem = "PRIVATE KEY" in s and PEM.search(s)
     if not pem and (len(s) > 512 or s.count("\n") > 1):
         return True
@@ -93,6 +105,18 @@ def non_value(v: str, key: str | None = None) -> bool:
     if key is not None and normalize_identifier(s) == normalize_identifier(key):
         return True
     return False
+
+
+# what a keyed value lacks when it does not have its attribute's shape (never the value)
+SHAPES = {
+    "name": "1-5 words of letters", "address": "letters or a postal code", "email": "local@domain",
+    "phone": "6-15 digits with phone punctuation", "date_of_birth": "a calendar date",
+    "identity": "3-40 letters/digits with 4+ digits", "medical_record": "2-200 characters with a letter",
+    "bank_statement": "the shape of its key (IBAN, BIC, account text)", "political": "2-200 characters with a letter",
+    "password": "4-128 characters without line breaks or surrounding spaces", "auth_token": "4+ characters without spaces",
+    "secret_key": "8+ characters without spaces", "credit_card": "12-19 digits, a CVV or an expiry",
+    "username": "2-64 printable characters without spaces", "biometric": "4+ characters with a letter or digit",
+}
 
 
 # --- plausibility checks for keyed values ----------------------------------------------
@@ -162,12 +186,22 @@ def _check_secret(v: str, k: str) -> bool:
     return len(v) >= 8 and not any(c.isspace() for c in v)
 
 
+def _card_part(k: str) -> str:
+    """``cvv`` / ``expiry`` when a token of the key names that part of a card, else ``number``."""
+    toks = set(normalize_identifier(k or "").split("_"))
+    if toks & {"cvv", "cvc", "cvv2", "csc"}:
+        return "cvv"
+    if toks & {"expiry", "expiration", "exp", "expires"}:
+        return "expiry"
+    return "number"
+
+
 def _check_card(v: str, k: str) -> bool:
     s = v.strip()
-    last = _last_part(k)
-    if last in ("cvv", "cvc", "cvv2", "csc"):
+    part = _card_part(k)
+    if part == "cvv":
         return bool(CVV.match(s))
-    if last in ("expiry", "expiration", "exp"):
+    if part == "expiry":
         return bool(EXPIRY.match(s))
     return bool(_CARDISH.match(s)) and 12 <= sum(c.isdigit() for c in s) <= 19
 
@@ -195,7 +229,6 @@ _KEY_PATTERN = {
     "credit_card": ("luhn", lambda v: card_digits(v) is not None),
     "date_of_birth": ("date", lambda v: birth_date_error(v) is None),
 }
-_CARD_SUBKEYS = ("cvv", "cvc", "cvv2", "csc", "expiry", "expiration", "exp")
 _COLLECTION = re.compile(r"_(?:list|set|array|values|arr)$")
 _NUMBERED = re.compile(r"_?\d+$")
 
@@ -207,32 +240,54 @@ class Detector:
         self.taxonomy = taxonomy
         self.phone_regions = tuple(phone_regions)
         self._keys: dict[str, str | None] = {}
+        self._bare: set[str] = set()
+        self.index = KeyIndex(taxonomy)
         self.attributes = frozenset(taxonomy.attributes)
 
     def attribute_for_key(self, key: str | None) -> str | None:
-        """The attribute a key names (``Taxonomy.attribute_for_name``), also in the plural
-        or as a collection (``passwords``, ``emailList``, ``phone_numbers`` -> singular) and
-        numbered (``username2``, ``oldPassword1``, ``email_3`` -> without the number)."""
+        """The attribute a key names (:class:`.keys.KeyIndex`: whole tokens with the
+        attribute's role), also in the plural or as a collection (``passwords``,
+        ``emailList``, ``phone_numbers`` -> singular) and numbered (``username2``,
+        ``oldPassword1``, ``email_3`` -> without the number)."""
         if not key:
             return None
         try:
             return self._keys[key]
         except KeyError:
-            a = self.taxonomy.attribute_for_name(key)
-            n = normalize_identifier(key)
-            if a is None and n[-1:].isdigit():  # numbered variables: username2, old_password_1
-                numbered = _NUMBERED.sub("", n)
-                if numbered and numbered != n:
-                    a = self.attribute_for_key(numbered)
-            if a is None:
-                stem = _COLLECTION.sub("", n)
-                for single in (stem, stem[:-1] if stem.endswith("s") else "", stem[:-2] if stem.endswith("es") else ""):
-                    if single != n and len(single) >= 3:
-                        a = self.taxonomy.attribute_for_name(single)
-                        if a is not None:
-                            break
-            self._keys[key] = a
-            return a
+            pass
+        hit = self.index.resolve(key)
+        n = normalize_identifier(key)
+        if hit is None and n[-1:].isdigit():  # numbered variables: username2, old_password_1
+            numbered = _NUMBERED.sub("", n)
+            if numbered and numbered != n:
+                a = self.attribute_for_key(numbered)
+                hit = (a, "numbered") if a else None
+                if numbered in self._bare:
+                    self._bare.add(n)
+        if hit is None and not (key.startswith("__") and key.endswith("__")):
+            stem = _COLLECTION.sub("", n)
+            for single in (stem, stem[:-1] if stem.endswith("s") else "", stem[:-2] if stem.endswith("es") else ""):
+                if single != n and len(single) >= 3:
+                    hit = self.index.resolve(single)
+                    if hit is not None:
+                        if single in AMBIGUOUS_BARE:
+                            self._bare.add(n)
+                        break
+        core = without_modifiers(n)
+        if hit is not None and core != n and self.bare_head(core):
+            self._bare.add(n)  # expected_names, set_name: modifiers say nothing about whose
+        if hit is not None and n in AMBIGUOUS_BARE:
+            self._bare.add(n)
+        a = hit[0] if hit else None
+        self._keys[key] = a
+        return a
+
+    def bare_head(self, key: str | None) -> bool:
+        """True for a key that is only an ambiguous head word (``name``, ``names``): its
+        value's shape decides whether it names a person (:func:`.keys.person_name_shape`)."""
+        if not key or self.attribute_for_key(key) is None:
+            return False
+        return normalize_identifier(key) in self._bare
 
     def _has(self, attr: str) -> bool:
         return attr in self.attributes
@@ -255,29 +310,58 @@ class Detector:
 
     def classify(self, value: str, key: str | None = None) -> tuple[str, str] | None:
         """``(attribute, pattern)`` for a literal bound to ``key``, or None (module docstring)."""
+        hit = self.classify_detailed(value, key)
+        return hit[:2] if hit else None
+
+    def classify_detailed(self, value: str, key: str | None = None) -> tuple[str, str, dict] | None:
+        """``(attribute, pattern, validity)``: ``validity`` is ``{"ok": True}`` for a value
+        with its attribute's shape, ``{"ok": False, "reason": ...}`` for a value a key names
+        that lacks it (kept for the format rules, never dropped here; the reason names the
+        shape, never the value)."""
         v = value
-        if non_value(v, key) or self.taxonomy.is_field_name(v):
-            return None
         s = v.strip()
+        if not s or not _ALNUM.search(s) or self.taxonomy.is_field_name(v):
+            return None
+        a = self.attribute_for_key(key)
+        if len(s) < 2:
+            if a is None or self.bare_head(key):
+                return None
+            return a, "lexicon", {"ok": False, "reason": "one character"}
+        if _not_data(s, key):
+            return None
+        ok = {"ok": True}
         # 2. self-certifying shapes: e-mail, vendor key prefix, checksummed formats
         if "@" in s and self._has("email") and is_email(s):
-            return "email", "email"
+            return "email", "email", ok
         p = vendor_key(s)
         if p and self._has("secret_key"):
-            return "secret_key", "prefix:" + p if p != "pem" else "pem"
-        a = self.attribute_for_key(key)
+            return "secret_key", "prefix:" + p if p != "pem" else "pem", ok
+        keyed = a is not None or self.index.names_thing(key)
+        if a is not None and self.bare_head(key) and not person_name_shape(s):
+            a = None  # name="weights": the name of a thing
         fmt = self.checksum_format(s)
         if fmt and fmt[0] != a:
-            return fmt
+            return fmt + (ok,)
         # 3. key
         if a is not None and CHECKS.get(a, _check_text)(v, key):
-            if a == "credit_card" and _last_part(key) in _CARD_SUBKEYS:
-                return a, "lexicon"
+            if a == "credit_card" and _card_part(key) != "number":
+                return a, "lexicon", ok
             name, valid = _KEY_PATTERN.get(a, ("lexicon", None))
-            return a, name if valid is None or valid(s) else "lexicon"
+            return a, name if valid is None or valid(s) else "lexicon", ok
         if fmt:
-            return fmt
-        # 4. weak shapes
+            return fmt + (ok,)
+        weak = self._weak_shape(s, keyed)
+        if weak:
+            return weak + (ok,)
+        if a is not None:
+            shape = SHAPES.get(a, "its attribute's shape")
+            if a == "credit_card" and _card_part(key) != "number":
+                shape = "a CVV (3-4 digits)" if _card_part(key) == "cvv" else "an expiry (MM/YY)"
+            return a, "lexicon", {"ok": False, "reason": f"keyed {a} value without {shape}"}
+        return None
+
+    def _weak_shape(self, s: str, keyed: bool) -> tuple[str, str] | None:
+        """4. weak shapes (module docstring)."""
         has_digit = any(c.isdigit() for c in s)
         if has_digit and self._has("identity") and is_ssn(s):
             return "identity", "ssn"
@@ -287,7 +371,7 @@ class Detector:
             return "phone", "phone"
         if has_digit and self._has("address") and s[0].isdigit() and _STREET.match(s):
             return "address", "street"
-        if self._has("secret_key") and a is None:  # a keyed value never falls through to entropy
+        if self._has("secret_key") and not keyed:  # a keyed value never falls through to entropy
             if HEX64.match(s):
                 return "secret_key", "hex64"
             if len(s) >= 20 and is_entropy_token(s):

@@ -534,3 +534,24 @@ def comment_keys(code: str, lits: list[Literal], language: str | None, attr_for)
                 if not (lits[i].key and attr_for(lits[i].key)):
                     out[i] = Literal(lits[i].value, key, lits[i].start, lits[i].end)
     return out
+
+
+def cut_literal(code: str, language: str | None, attr_for, sigs: dict[str, list[str]] | None = None) -> Literal | None:
+    """The value of a string literal left open by the end of ``code`` (an answer cut at its
+    token limit inside a literal), bound to its key as if it were closed; None when the code
+    does not end inside a one-line literal."""
+    body = code.rstrip()
+    last = body[body.rfind("\n") + 1:]
+    for q in ('"', "'", "`"):
+        if last.count(q) % 2 == 0:
+            continue
+        shut = ")" * max(0, last[:last.rfind(q)].count("(") - last[:last.rfind(q)].count(")"))
+        closed = lex(body + q + shut, language, attr_for, with_tests=False, sigs=sigs).literals
+        if not closed:
+            continue
+        lit = closed[-1]
+        if lit.end >= len(body) and "\n" not in code[lit.start:len(body)]:
+            before = {(l.start, l.value) for l in lex(body, language, attr_for, with_tests=False, sigs=sigs).literals}
+            if (lit.start, lit.value) not in before and lit.value.strip():
+                return Literal(lit.value, lit.key, lit.start, min(lit.end, len(body)), cut=True)
+    return None

@@ -13,12 +13,14 @@ class Literal:
     ``start:end`` is the span of the value's characters when the value appears verbatim
     in the source (no escapes), else the span of the whole literal token or expression.
     ``key`` is the key / parameter / variable name the value is bound to, or None.
+    ``cut``: the literal's closing quote is missing because the answer ends inside it.
     """
 
     value: str
     key: str | None
     start: int
     end: int
+    cut: bool = False  # an unterminated literal at the end of a cut-off answer
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@ block or multi-line text in one string constant (common in test fixtures).
 
 :func:`split_values` turns such a literal into one :class:`Literal` per value, each bound
 to its own key: the JSON object key (array elements take the key of the array), the SQL
-column (``INSERT INTO t (cols) VALUES (...), (...)``), the CSV/TSV header cell (when the
+column (``INSERT INTO t (cols) VALUES (...), (...)``; the parameters bound to placeholders
+of such an insert: :func:`sql_parameter_columns`), the CSV/TSV header cell (when the
 first row is a header of names), a ``key: value`` / ``key = value`` line's key; a value
 without a key of its own keeps the key the whole literal is bound to. A PEM block stays
 one value. Spans point at the value inside the literal when the literal is verbatim in
@@ -89,6 +90,35 @@ def _sql_values(lit: Literal, m: re.Match) -> list[Literal]:
             if t.group("sep") == ")":
                 break
     return out
+
+
+_PLACEHOLDER = re.compile(r"\s*(?:\?|%s|%\((?P<pn>\w+)\)s|:(?P<cn>\w+)|\$\d+|@(?P<an>\w+))\s*(?P<sep>[,)])")
+
+
+def sql_parameter_columns(sql: str) -> list[str] | None:
+    """The column each bound parameter of an ``INSERT INTO t (cols) VALUES (?, %s, :x, $1,
+    @x)`` fills, in order of the placeholders of its first row (a literal in the row takes
+    its column's place), or None when ``sql`` is no such insert."""
+    m = _SQL_INSERT.search(sql) if "values" in sql[:4000].lower() else None
+    if not m or not m.group("cols"):
+        return None
+    cols = [c.strip().strip('"`[]') for c in m.group("cols").split(",") if c.strip()]
+    op = sql.find("(", m.end())
+    if op < 0:
+        return None
+    pos, i, out = op + 1, 0, []
+    while pos < len(sql):
+        p = _PLACEHOLDER.match(sql, pos)
+        t = None if p else _SQL_TOKEN.match(sql, pos)
+        if not p and not t:
+            break
+        if p:
+            out.append(cols[i] if i < len(cols) else None)
+        i += 1
+        pos = (p or t).end()
+        if (p or t).group("sep") == ")":
+            break
+    return out if any(out) else None
 
 
 def _table_values(lit: Literal, lines: list[str]) -> list[Literal] | None:

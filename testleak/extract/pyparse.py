@@ -18,9 +18,13 @@ Which literals, bound to which key (the name handed to the attribute lexicon):
 - list/tuple/set elements inherit the key of their container;
 - ``pytest.mark.parametrize("email,ok", [("v", True), ...])`` -> the argname by position;
 - a fixture's ``return "v"`` -> the fixture name;
-- ``date(1990, 5, 17)`` / ``datetime(...)`` with constant ints -> the ISO date ``1990-05-17``.
-Integers with 4+ digits are kept as their source text. Docstrings, bare string
-statements and f-strings are skipped.
+- ``date(1990, 5, 17)`` / ``datetime(...)`` with constant ints -> the ISO date ``1990-05-17``;
+- parameters of an SQL insert (``execute("INSERT INTO t (cols) VALUES (?, ?)", row)``, rows
+  of ``executemany``, the statement in a variable) -> their columns; a sum of string
+  constants is one literal.
+Integers with 4+ digits are kept as their source text. Docstrings and bare string
+statements are not values, but their doctest sessions (``>>>`` / ``...`` lines) are read as
+code (:func:`doctest_literals`); f-strings are skipped.
 
 Test cases: a function or method named ``test*`` (from its first decorator to its last
 line), and each parametrize row (nested in its function).
@@ -29,10 +33,12 @@ line), and each parametrize row (nested in its function).
 from __future__ import annotations
 
 import ast
+import re
 import sys
 
 from ..taxonomy import normalize_identifier
 from .literals import ASSERT_CALLS, DISCRIMINATORS, FIELD_WORD, Literal, Parsed
+from .multivalue import sql_parameter_columns
 
 _DATE_CALLS = {"date", "datetime"}
 
@@ -141,6 +147,7 @@ class _Visitor:
         self.attr_for = attr_for
         self.out: list[Literal] = []
         self.tests: list[tuple[int, int]] = []
+        self.strings: dict[str, str] = {}  # name -> the string constant last assigned to it
 
     # -- helpers ---------------------------------------------------------------
     def span(self, node: ast.AST) -> tuple[int, int]:
@@ -180,6 +187,9 @@ class _Visitor:
             for t in st.targets:
                 if isinstance(t, ast.Subscript):
                     self.expr(t.value, None)
+            text = _folded(st.value)
+            if text is not None and isinstance(st.targets[-1], ast.Name):
+                self.strings[st.targets[-1].id] = text
             return self.expr(st.value, _name_of(st.targets[-1]))
         if isinstance(st, ast.AnnAssign):
             if st.value is not None:
@@ -308,6 +318,12 @@ class _Visitor:
             return
         if isinstance(node, ast.NamedExpr):
             return self.expr(node.value, _name_of(node.target))
+        if t is ast.BinOp and isinstance(node.op, ast.Add):
+            text = _folded(node)
+            if text is not None:  # "INSERT ... " + "VALUES (...)": one literal
+                s, e = self.span(node)
+                self.out.append(Literal(text, key, s, e))
+                return
         if isinstance(node, (ast.BinOp, ast.IfExp, ast.BoolOp, ast.Starred, ast.UnaryOp)):
             for c in ast.iter_child_nodes(node):
                 if isinstance(c, ast.expr):
@@ -320,6 +336,22 @@ class _Visitor:
                 self.expr(c, None)
             elif isinstance(c, ast.comprehension):
                 self.expr(c.iter, key)
+
+    def sql_parameters(self, sql_node: ast.AST, params: ast.AST) -> bool:
+        """``execute("INSERT INTO t (a, b) VALUES (?, ?)", ("x", "y"))`` (also ``executemany``
+        with rows, and the statement held in a variable): each parameter takes its column."""
+        sql = _folded(sql_node)
+        if sql is None and isinstance(sql_node, ast.Name):
+            sql = self.strings.get(sql_node.id)
+        cols = sql_parameter_columns(sql) if sql else None
+        if not cols or not isinstance(params, (ast.Tuple, ast.List)):
+            return False
+        rows = params.elts if params.elts and all(isinstance(r, (ast.Tuple, ast.List)) for r in params.elts) \
+            else [params]
+        for row in rows:
+            for i, v in enumerate(row.elts):
+                self.expr(v, cols[i] if i < len(cols) else None)
+        return True
 
     def discriminator(self, names: list, values: list) -> str | None:
         """The attribute name a sibling ``field``/``type``/... key holds (``DISCRIMINATORS``)."""
@@ -352,6 +384,13 @@ class _Visitor:
             for kw in node.keywords:
                 self.expr(kw.value, kw.arg)
             return
+        if len(args) >= 2 and self.sql_parameters(args[0], args[1]):
+            self.expr(args[0], None)
+            for a in args[2:]:
+                self.expr(a, None)
+            for kw in node.keywords:
+                self.expr(kw.value, kw.arg)
+            return
         params = self.sigs.get(name or "")
         single = len(args) + len(node.keywords) == 1
         for i, a in enumerate(args):
@@ -368,6 +407,16 @@ class _Visitor:
             self.expr(a, k)
         for kw in node.keywords:
             self.expr(kw.value, kw.arg)
+
+
+def _folded(node: ast.AST) -> str | None:
+    """The text of a string constant or of a sum of string constants, else None."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        a, b = _folded(node.left), _folded(node.right)
+        return a + b if a is not None and b is not None else None
+    return None
 
 
 def _common_indent(code: str) -> int:
@@ -403,3 +452,47 @@ def parse_python(code: str, tree_indent: tuple[ast.AST, int], sigs: dict[str, li
     finally:
         sys.setrecursionlimit(old)
     return Parsed(v.out, v.tests, "ast")
+
+
+_DOCTEST = re.compile(r"^(?P<ind>[ \t]*)>>>(?: |$)", re.M)
+
+
+def doctest_sessions(code: str) -> list[tuple[int, int, str]]:
+    """``(start, end, source)`` of every doctest session of ``code`` (``>>>`` lines and their
+    ``...`` continuations, in a docstring, a comment, prose or a ``.. doctest::`` block): the
+    source is the code of those lines with the prompts blanked, offsets as in ``code``."""
+    out = []
+    pos = 0
+    while True:
+        m = _DOCTEST.search(code, pos)
+        if not m:
+            return out
+        ind = m.group("ind")
+        start, lines = m.start(), []
+        at = start
+        while at < len(code):
+            nl = code.find("\n", at)
+            line = code[at:nl if nl >= 0 else len(code)]
+            body = line[len(ind):]
+            if not line.startswith(ind) or not (body.startswith((">>> ", "... ")) or body in (">>>", "...")):
+                break
+            lines.append(ind + "    " + body[4:] if len(body) > 3 else ind + "   ")
+            at = nl + 1 if nl >= 0 else len(code)
+        end = start + sum(len(x) + 1 for x in lines) - 1
+        out.append((start, min(end, len(code)), "\n".join(lines)))
+        pos = max(at, m.end())
+
+
+def doctest_literals(code: str, sigs: dict[str, list[str]], attr_for) -> tuple[list[Literal], list[tuple[int, int]]]:
+    """Literals of the doctest sessions of ``code`` read as Python code (the lexer for a
+    session that does not parse), offsets as in ``code``, and the sessions' spans."""
+    from .lexer import lex
+
+    lits: list[Literal] = []
+    spans: list[tuple[int, int]] = []
+    for start, end, src in doctest_sessions(code):
+        spans.append((start, end))
+        t = parse_tree(src)
+        parsed = parse_python(src, t, sigs, attr_for) if t is not None else lex(src, "python", attr_for, with_tests=False)
+        lits += [Literal(l.value, l.key, l.start + start, l.end + start) for l in parsed.literals]
+    return lits, spans

@@ -226,7 +226,7 @@ def judge_candidates(candidates: Iterable[dict], taxonomy, *, mode: str = "both"
                                         f"response gave the model this value", "status": ECHO_STATUS}
         else:
             try:
-                r = rules_mod.check(c["attribute"], value)
+                r = rules_mod.check(c["attribute"], value, c.get("validity"))
             except ConfigError as e:
                 r = {"ok": False, "reason": f"unknown attribute: {e}"}
             r["reason"] = mask_in_text(r["reason"], [value]) if isinstance(value, str) else r["reason"]

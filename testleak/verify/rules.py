@@ -16,7 +16,7 @@ such values, they become candidates, and raw candidate values stay out of git. T
 the text from scans (`testleak privacy-check`), not from someone who guesses a value. Extend the
 lists with ``testleak placeholders add`` (:func:`add_placeholders`).
 
-``check(attribute, value) -> {"ok": bool, "reason": str}``; reasons never contain the
+``check(attribute, value, validity=None) -> {"ok": bool, "reason": str}``; reasons never contain the
 raw value.
 """
 
@@ -354,11 +354,13 @@ RULES: dict[str, Callable[[str], dict]] = {
 }
 
 
-def check(attribute: str, value: str) -> dict:
+def check(attribute: str, value: str, validity: dict | None = None) -> dict:
     """Structural verdict for one candidate: ``{"ok": bool, "reason": str}``.
 
-    Placeholders fail first (reason names the list entry kind, never the value), then the
-    attribute's format rule decides. Unknown attributes raise ConfigError listing the known.
+    Placeholders fail first (reason names the list entry kind, never the value), then a
+    value ExtractPII kept for its key without the attribute's shape (the candidate's
+    ``validity`` ``{"ok": False, "reason"}``) fails with that reason, then the attribute's
+    format rule decides. Unknown attributes raise ConfigError listing the known.
     """
     rule = RULES.get(attribute)
     if rule is None:
@@ -368,4 +370,6 @@ def check(attribute: str, value: str) -> dict:
     why = placeholder_reason(value, attribute)
     if why:
         return _result(False, f"placeholder: {why}")
+    if isinstance(validity, dict) and validity.get("ok") is False:
+        return _result(False, f"extraction: {validity.get('reason') or 'off its attribute shape'}")
     return rule(value)

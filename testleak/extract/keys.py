@@ -1,0 +1,246 @@
+"""Which attribute an identifier names, matched on whole identifier tokens with the
+attribute's role (ExtractPII's key lexicon step).
+
+``KeyIndex(taxonomy).resolve(key) -> (attribute, how) | None``; ``how`` is
+
+- ``exact``: the normalized key is a lexicon entry (``full_name``, ``ssn``);
+- ``head``: a lexicon entry ends the key and the tokens before it give it the attribute's
+  role (``customer_name``, ``billing_address``; ``database_name`` / ``op_name`` /
+  ``sheet_name`` name things, not people);
+- ``token``: a token that only one attribute's lexicon uses, alone (``identity``,
+  ``history``) or qualifying a carrier word (``identity_card``, ``medical_observations``);
+- ``typo``: the same after fixing one misspelt token (``pasword``, ``emial``, ``adress``: one
+  edit or swap, same first letter, 5+ letters; ``render`` is no ``sender``).
+
+Roles: for the secret attributes, e-mail and phone any owner is fine (a database password
+is a password, a support e-mail an e-mail); for the others (names, addresses, identity,
+medical, bank, political, birth, biometric) every qualifier token must be a role word
+(:data:`ROLE_WORDS`: people, postal and modifier words, accessor verbs), a token of that attribute's own
+lexicon or of its domain vocabulary. Dunder names (``__name__``) name no attribute.
+A bare ``name`` (also ``names``, ``name_list``) names a person only when the value has a
+person's name shape (:func:`person_name_shape`): the name of a thing (``name="weights"``,
+``name="my_op"``) is no candidate.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..taxonomy import Taxonomy, normalize_identifier
+
+# attributes whose owner may be anything: secrets of a service are still secrets
+ROLE_FREE = frozenset({"password", "auth_token", "secret_key", "credit_card", "username", "email", "phone"})
+
+# qualifiers that keep a personal attribute personal: people and their roles, name parts,
+# postal kinds, and modifiers tests put before any field
+ROLE_WORDS = frozenset("""
+user users customer client employee staff member person people patient student teacher doctor physician nurse
+author owner holder cardholder account contact recipient sender applicant candidate guest passenger buyer seller
+tenant landlord driver manager admin parent child father mother spouse partner beneficiary friend player subscriber
+citizen voter resident traveler traveller attendee participant speaker reviewer reporter worker agent consumer
+shopper visitor pupil individual family emergency kin human profile signup registration personal private
+full first last given middle sur fore nick display preferred legal real maiden birth
+billing shipping mailing home work office postal delivery residential street permanent physical
+primary secondary alternate alt my your his her their our new old current previous prev default valid invalid
+expected actual sample test fake mock example input raw original updated masked plain encrypted hashed clean
+normalized formatted submitted stored saved target other another
+set get is has with validate check verify parse format normalize update add create make build fetch find lookup
+load save store read write mask by as for
+""".split())
+
+# role words that say nothing about whose value it is (``expected_names`` is as ambiguous
+# as ``names``)
+MODIFIERS = frozenset("""
+primary secondary alternate alt my your his her their our new old current previous prev default valid invalid
+expected actual sample test fake mock example input raw original updated masked plain encrypted hashed clean
+normalized formatted submitted stored saved target other another set get is has with validate check verify parse
+format normalize update add create make build fetch find lookup load save store read write mask by as for
+""".split())
+
+
+def without_modifiers(normalized: str) -> str:
+    """A normalized identifier without its :data:`MODIFIERS` tokens (``expected_names`` -> ``names``)."""
+    parts = [t for t in normalized.split("_") if t not in MODIFIERS]
+    return "_".join(parts) or normalized
+
+
+# free-text carriers: the qualifier says whose text it is (``medical_history``)
+CARRIERS = frozenset("""
+number num no nr id code card date info information data details detail value text string str record records history
+histories notes note observations observation summary description remarks remark comments comment report reports
+findings status list
+""".split())
+
+# tokens too generic to name an attribute on their own (they occur in one attribute's
+# lexicon only by accident of composition: ``date`` of date_of_birth, ``key`` of api_key)
+GENERIC = frozenset("""
+e of to from data date details db hash key line line1 new old print type view phrase scan template record work home
+first last full given family display social security national private seed sort voice face palm credit reply
+preference verification encryption signing refresh session auth api aws admin client customer owner holder person
+player driver citizen author screen emirates tax billing shipping mailing postal blood wallet address1 license
+licence cell pass mail party handle balance statement transaction condition conditions born vote voting login
+""".split())
+
+# domain words of free-text attributes that their lexicons do not spell out
+DOMAIN = {
+    "medical_record": frozenset("""clinical clinic hospital symptom vital vitals therapy lab surgery surgical
+                                   psychiatric mental dental immunization vaccination vaccine patient doctor""".split()),
+}
+
+_PARTICLES = frozenset("van von der de da del di du la le bin ibn al el dos das ten ter".split())
+_WORD = re.compile(r"^(?:[^\W\d_][^\W\d_]*\.?)$", re.U)
+
+
+def person_name_shape(value: str) -> bool:
+    """1-5 words, each capitalised letters (``Ann``, ``O'Neil``, ``Jean-Luc``, ``J.``;
+    particles such as ``van`` inside), or one word of an uncased script (``张伟``)."""
+    words = value.strip().split()
+    if not 1 <= len(words) <= 5:
+        return False
+    for i, w in enumerate(words):
+        if w.lower() in _PARTICLES and 0 < i < len(words) - 1:
+            continue
+        parts = re.split(r"['’\-]", w)
+        if not all(parts) or not all(_WORD.match(p) for p in parts):
+            return False
+        first = w[0]
+        if first.lower() == first.upper():  # uncased script
+            continue
+        if not first.isupper() or any(c.isupper() for c in parts[0][1:]):
+            return False
+        if len(words) == 1 and len(w.rstrip(".")) < 2:
+            return False
+    return True
+
+
+def _osa1(a: str, b: str) -> bool:
+    """Optimal string alignment distance of exactly 1 (one edit or one adjacent swap)."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]]
+                                  and a[diff[1]] == b[diff[0]])
+    s, t = (a, b) if len(a) < len(b) else (b, a)
+    return any(t[:i] + t[i + 1:] == s for i in range(len(t)))
+
+
+class KeyIndex:
+    """Token-level key lexicon of one taxonomy (module docstring)."""
+
+    def __init__(self, taxonomy: Taxonomy):
+        self.taxonomy = taxonomy
+        self.exact: dict[str, str] = {}
+        tokens: dict[str, set[str]] = {}
+        self.own: dict[str, set[str]] = {}
+        for a in taxonomy.attributes.values():
+            for w in a.lexicon + a.lexicon_i18n:
+                n = normalize_identifier(w)
+                self.exact.setdefault(n, a.key)
+                for t in n.split("_"):
+                    self.own.setdefault(a.key, set()).add(t)
+                    if w in a.lexicon:
+                        tokens.setdefault(t, set()).add(a.key)
+        self.distinctive = {t: next(iter(v)) for t, v in tokens.items()
+                            if len(v) == 1 and t not in GENERIC and len(t) >= 2}
+        # domain words qualify a carrier (clinical_notes) but name nothing alone (lab)
+        self.qualifying = dict(self.distinctive)
+        for a, words in DOMAIN.items():
+            if a in taxonomy.attributes:
+                self.own.setdefault(a, set()).update(words)
+                for t in words:
+                    self.qualifying.setdefault(t, a)
+        self.known = set(tokens) | ROLE_WORDS | CARRIERS
+        self._ignore_roles = False
+        self._cache: dict[tuple[str, bool], tuple[str, str] | None] = {}
+        self.spellable = sorted(t for t in self.distinctive if len(t) >= 5 and t.isascii())
+        self._deletes: dict[str, set[str]] = {}  # a word with one letter deleted -> the words
+        for w in self.spellable:
+            for d in {w[:i] + w[i + 1:] for i in range(len(w))} | {w}:
+                self._deletes.setdefault(d, set()).add(w)
+
+    def _role_ok(self, attr: str, qualifiers: list[str]) -> bool:
+        if attr in ROLE_FREE or self._ignore_roles:
+            return True
+        own = self.own.get(attr, set())
+        return all(q in ROLE_WORDS or q in own or q.isdigit() for q in qualifiers)
+
+    def _match(self, parts: list[str]) -> tuple[str, str] | None:
+        n = "_".join(parts)
+        if n in self.exact:
+            return self.exact[n], "exact"
+        for i in range(1, len(parts)):
+            tail = "_".join(parts[i:])
+            if tail in self.exact:
+                a = self.exact[tail]
+                q = parts[:i]
+                d = [self.distinctive[t] for t in q if t in self.distinctive]
+                if d and d[-1] != a and ("_" not in tail and (tail in CARRIERS or a in ROLE_FREE)):
+                    a = d[-1]  # identity_card: the qualifier says whose card
+                    q = [t for t in q if self.distinctive.get(t) != a]
+                return (a, "head") if self._role_ok(a, q) else None
+        last = parts[-1]
+        if last in self.distinctive:
+            a = self.distinctive[last]
+            return (a, "token") if self._role_ok(a, parts[:-1]) else None
+        if last in CARRIERS and len(parts) > 1:
+            for i in range(len(parts) - 2, -1, -1):
+                a = self.qualifying.get(parts[i])
+                if a is not None:
+                    rest = parts[:i] + parts[i + 1:-1]
+                    return (a, "token") if self._role_ok(a, rest) else None
+        return None
+
+    def _respell(self, t: str) -> str | None:
+        if t in self.known or len(t) < 5 or not t.isascii() or t.endswith(("ed", "ing")):
+            return None
+        near = set(self._deletes.get(t, ()))
+        for d in {t[:i] + t[i + 1:] for i in range(len(t))}:
+            near |= self._deletes.get(d, set())
+        hits = [w for w in sorted(near) if w[0] == t[0] and _osa1(t, w) and (len(t) >= 6 or len(w) == len(t) and sorted(w) == sorted(t))]
+        return hits[0] if len(hits) == 1 else None
+
+    def names_thing(self, key: str | None) -> bool:
+        """True for a dunder name or a key whose lexicon word another token turns into the
+        name of a thing (``op_name``, ``server_address``): its value is no keyless value."""
+        if not key:
+            return False
+        if key.startswith("__") and key.endswith("__"):
+            return True
+        if self.resolve(key) is not None:
+            return False
+        self._ignore_roles = True
+        try:
+            return self.resolve(key) is not None
+        finally:
+            self._ignore_roles = False
+
+    def resolve(self, key: str | None) -> tuple[str, str] | None:
+        """``(attribute, how)`` for an identifier, or None (module docstring)."""
+        ck = (key or "", self._ignore_roles)
+        if ck not in self._cache:
+            if len(self._cache) > 50_000:
+                self._cache.clear()
+            self._cache[ck] = self._resolve(key)
+        return self._cache[ck]
+
+    def _resolve(self, key: str | None) -> tuple[str, str] | None:
+        if not key or (key.startswith("__") and key.endswith("__")):
+            return None
+        n = normalize_identifier(key)
+        if not n:
+            return None
+        parts = n.split("_")
+        hit = self._match(parts)
+        if hit is None and n.isascii():
+            i18n = self.taxonomy.attribute_for_name(key)  # compound words of other languages
+            if i18n is not None and "_" not in n:
+                return i18n, "exact"
+            fixed = [self._respell(t) or t for t in parts]
+            if fixed != parts:
+                hit = self._match(fixed)
+                return (hit[0], "typo") if hit else None
+        elif hit is None:
+            a = self.taxonomy.attribute_for_name(key)
+            return (a, "exact") if a else None
+        return hit
