@@ -3,15 +3,18 @@
 The truth is ``benchmarks/labels/model_output_ours.jsonl``: every privacy-like value in the
 test code of the embedded model's answers of a default run, labelled by hand (never from
 ExtractPII's output; the guide is ``benchmarks/labels/README.md``), one line per distinct
-value of a response: ``response_id``, ``value_hash`` (:func:`testleak.privacy.value_hash`
-of the exact literal text), ``attribute``, ``placeholder``, ``copied_from_prompt`` and
-``masked``. No raw value is in git. The sidecar ``model_output_ours.meta.json`` records the
+value of a response: ``response_id``, ``value_hmac`` (:func:`testleak.privacy.keyed_hash` of
+the exact literal text, keyed with the labelled answer itself, the response's ``tests_text``:
+whoever has the labelled responses file can score, git alone gives nothing to enumerate
+against), ``attribute``, ``placeholder``, ``copied_from_prompt`` and ``masked``. A legacy
+file with plain ``value_hash`` (unkeyed sha256) is still scored, with a note to remake it.
+No raw value is in git. The sidecar ``model_output_ours.meta.json`` records the
 sha256 (and DVC md5) of the responses file the labels were made for; a different file is
 refused with one line instead of a meaningless score.
 
 ExtractPII runs exactly as the ``candidates`` stage runs it (:func:`testleak.pipeline.candidates`
 with the taxonomy of ``params.yaml``); a candidate matches a label by ``(response_id,
-value_hash)``. Printed:
+the answer-keyed hash of its value)``. Printed:
 
 - per labelled attribute, over the values not copied from the prompt (ExtractPII drops
   prompt values by design): labelled, returned with the right attribute, recall; and per
@@ -45,11 +48,16 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from testleak.extract import prompt_texts  # noqa: E402
-from testleak.privacy import mask, value_hash  # noqa: E402
+from testleak.privacy import keyed_hash, mask, value_hash  # noqa: E402
 
 LABELS = ROOT / "benchmarks" / "labels" / "model_output_ours.jsonl"
 RUN = "ours"
-LABEL_KEYS = ("response_id", "value_hash", "attribute", "placeholder", "copied_from_prompt", "masked")
+LABEL_KEYS = ("response_id", "value_hmac", "attribute", "placeholder", "copied_from_prompt", "masked")
+
+
+def answer_hash(value: str, response: dict) -> str:
+    """The benchmark label's hash of ``value``: keyed with its response's test answer."""
+    return keyed_hash(value, (response.get("tests_text") or "").encode("utf-8", "surrogatepass"))
 
 
 def meta_path(labels: Path) -> Path:
@@ -94,7 +102,7 @@ def make_labels(raw_path: Path, responses_path: Path, out: Path) -> int:
             print(f"{raw_path}:{n}: value {mask(v)} labelled twice for {rid}", file=sys.stderr)
             return 2
         seen.add((rid, v))
-        rows.append({"response_id": rid, "value_hash": value_hash(v), "attribute": attr,
+        rows.append({"response_id": rid, "value_hmac": answer_hash(v, rec), "attribute": attr,
                      "placeholder": raw["placeholder"],
                      "copied_from_prompt": any(v in p for p in prompt_texts(rec)),
                      "masked": mask(v)})
@@ -138,11 +146,26 @@ def check_labels(labels_path: Path, responses_path: Path) -> str | None:
     return None
 
 
-def evaluate(labels: list[dict], cands: list[dict]) -> dict:
-    lab = {(r["response_id"], r["value_hash"]): r for r in labels}
+def label_key(label: dict) -> tuple[str, str]:
+    """A label's match key: ``(response_id, value_hmac)``, a legacy file's ``(response_id, value_hash)``."""
+    return (label["response_id"], label["value_hmac"]) if "value_hmac" in label else \
+        (label["response_id"], "plain:" + label["value_hash"])
+
+
+def candidate_key(c: dict, responses: dict[str, dict], legacy: bool) -> tuple[str, str]:
+    if legacy:
+        return (c["response_id"], "plain:" + value_hash(c["value"]))
+    return (c["response_id"], answer_hash(c["value"], responses.get(c["response_id"]) or {}))
+
+
+def evaluate(labels: list[dict], cands: list[dict], responses: dict[str, dict] | None = None) -> dict:
+    responses = responses or {}
+    legacy = any("value_hmac" not in r for r in labels)
+    lab = {label_key(r): r for r in labels}
+    ckey = {id(c): candidate_key(c, responses, legacy) for c in cands}
     found: dict[tuple, set] = {}
     for c in cands:
-        found.setdefault((c["response_id"], c["value_hash"]), set()).add(c["attribute"])
+        found.setdefault(ckey[id(c)], set()).add(c["attribute"])
     per_attr: dict[str, Counter] = {}
 
     def bump(a, k, n=1):
@@ -167,7 +190,7 @@ def evaluate(labels: list[dict], cands: list[dict]) -> dict:
     prec = Counter()
     wrong = []
     for c in cands:
-        r = lab.get((c["response_id"], c["value_hash"]))
+        r = lab.get(ckey[id(c)])
         ok = r is not None and r["attribute"] == c["attribute"]
         bump(c["attribute"], "candidates")
         bump(c["attribute"], "correct", ok)
@@ -221,7 +244,10 @@ def main(argv=None) -> int:
     labels = read_jsonl(a.labels)
     responses = read_jsonl(a.responses)
     cands, _ = pipeline.candidates(load_params(), RUN, responses)
-    res = evaluate(labels, cands)
+    if any("value_hmac" not in x for x in labels):
+        print(f"note: {a.labels} holds plain value hashes (a legacy file, reversible for small value spaces): "
+              f"remake it with --make-labels from the raw hand labels", file=sys.stderr)
+    res = evaluate(labels, cands, {r["id"]: r for r in responses})
     r, p = res["recall"], res["precision"]
     print(f"ExtractPII on {len(responses)} responses of run {RUN} ({len(labels)} labelled values, "
           f"{sum(x['copied_from_prompt'] for x in labels)} copied from the prompt)\n")

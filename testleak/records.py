@@ -31,7 +31,7 @@ SCHEMAS = {
     "candidate": 1,
     "verdict": 1,
     "hit": 1,
-    "label": 1,
+    "label": 2,
     "confirmed": 1,
     "library": 1,
 }
@@ -255,7 +255,9 @@ def iter_jsonl(path: str | os.PathLike, kind: str | None = None, *, check_count:
             if k is not None:
                 want = f"{k}/{SCHEMAS[k]}"
                 if schema != want:
-                    raise DataError(f"{p}:{n} has schema {schema!r}, expected {want!r}; {fix}")
+                    how = ("migrate it: testleak labels migrate --labels FILE (docs/PRIVACY.md)"
+                           if k == "label" else fix)
+                    raise DataError(f"{p}:{n} has schema {schema!r}, expected {want!r}; {how}")
                 missing = [x for x in REQUIRED.get(k, ()) if x not in rec]
                 if missing:
                     raise DataError(f"{p}:{n}: {k} record without {', '.join(repr(x) for x in missing)}; {fix}")

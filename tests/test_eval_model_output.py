@@ -54,6 +54,10 @@ def test_labels_hold_no_raw_values_and_mark_prompt_copies(tmp_path):
     assert set(rows[0]) == set(m.LABEL_KEYS)
     meta = json.loads(m.meta_path(out).read_text())
     assert meta["responses"]["sha256"] == m.file_digests(resp)["sha256"]
+    # keyed with the answer: neither the plain hash nor a hash under any other key matches
+    from testleak.privacy import keyed_hash, value_hash
+    assert rows[0]["value_hmac"] == keyed_hash("k.morgenstern", ANSWER.encode())
+    assert value_hash("k.morgenstern") not in text and keyed_hash("k.morgenstern", b"") not in text
 
 
 def test_scores_and_refuses_other_answers(tmp_path, capsys):
@@ -73,3 +77,24 @@ def test_scores_and_refuses_other_answers(tmp_path, capsys):
     assert m.main(["--responses", str(resp), "--labels", str(out)]) == 2
     err = capsys.readouterr().err
     assert "labels do not match" in err and err.count("\n") == 1
+
+
+def test_legacy_plain_hash_labels_still_score_with_a_note(tmp_path, capsys):
+    from testleak.privacy import value_hash
+
+    m = _module()
+    resp, raw = _files(tmp_path)
+    out = tmp_path / "l.jsonl"
+    m.main(["--responses", str(resp), "--labels", str(out), "--make-labels", str(raw)])
+    values = [json.loads(x)["value"] for x in raw.read_text().splitlines()]
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    for r, v in zip(rows, values):
+        r["value_hash"] = value_hash(v)
+        del r["value_hmac"]
+    out.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    js = tmp_path / "res.json"
+    capsys.readouterr()
+    assert m.main(["--responses", str(resp), "--labels", str(out), "--json", str(js)]) == 0
+    assert "legacy file" in capsys.readouterr().err
+    res = json.loads(js.read_text())
+    assert res["recall"]["all"] == 3 and res["recall"]["all_right"] == 2

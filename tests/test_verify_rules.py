@@ -138,7 +138,7 @@ def test_shipped_placeholder_list_holds_hashes_not_values():
     from testleak.verify.rules import PLACEHOLDER_LISTS, load_placeholders, placeholders_path
 
     data = yaml.safe_load(placeholders_path().read_text(encoding="utf-8"))
-    assert data["version"] == 2 and data["salt"]
+    assert data["version"] == 3 and data["key"]
     ph = load_placeholders()
     for kind in PLACEHOLDER_LISTS:
         assert ph[kind] and all(len(h) == 16 and int(h, 16) >= 0 for h in ph[kind])
@@ -149,9 +149,9 @@ def test_shipped_placeholder_list_holds_hashes_not_values():
 def test_placeholders_cli_add_check_round_trip(tmp_path, capsys):
     """`testleak placeholders add/check` on a copy of the list: a made-up value is not a
     placeholder, is after `add` (matched like the old plain list: stripped, case-insensitive),
-    and only its salted hash lands in the file, under its category, comments kept."""
+    and only its keyed hash lands in the file, under its category, comments kept."""
     from testleak.cli import main
-    from testleak.privacy import value_hash
+    from testleak.privacy import keyed_hash, value_hash
     from testleak.verify.rules import load_placeholders, placeholders_path
 
     f = tmp_path / "placeholders.yaml"
@@ -171,8 +171,8 @@ def test_placeholders_cli_add_check_round_trip(tmp_path, capsys):
     assert main(["placeholders", "check", "--file", str(f), f"li@not{domain}"]) == 1
     after = f.read_text(encoding="utf-8")
     assert name.lower() not in after.lower() and domain not in after and "40000000" not in after
-    salt = load_placeholders(str(f))["salt"]
-    assert value_hash(name.lower(), salt) in after and value_hash(name.lower()) not in after   # salted
+    key = load_placeholders(str(f))["key"].encode()
+    assert keyed_hash(name.lower(), key) in after and value_hash(name.lower()) not in after   # keyed
     added = [ln for ln in after.splitlines() if ln not in before.splitlines()]
     assert len(added) == 3 and all(ln.strip().startswith("- ") for ln in added)
     assert [ln for ln in before.splitlines() if ln.startswith("#")] == [ln for ln in after.splitlines() if ln.startswith("#")]
@@ -185,7 +185,7 @@ def test_placeholder_list_with_a_raw_value_is_malformed(tmp_path):
     from testleak.verify.rules import load_placeholders
 
     f = tmp_path / "p.yaml"
-    f.write_text("version: 2\nsalt: s\nvalues: {names: [zorblax quintana]}\nemail_domains: []\ntest_cards: []\n"
+    f.write_text("version: 3\nkey: s\nvalues: {names: [zorblax quintana]}\nemail_domains: []\ntest_cards: []\n"
                  "patterns: []\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="not 16-hex-digit hashes"):
         load_placeholders(str(f))
