@@ -67,11 +67,11 @@ def append_label(path: str | Path, candidate_id: str, value: str, reviewer: str,
 
 
 def candidate_values(data_dir: str | Path) -> dict[str, str]:
-    """``{candidate id: raw value}`` of every candidate record under ``data_dir``."""
+    """``{candidate id: raw value}`` of every candidate record under ``data_dir`` that keeps its value."""
     from ..records import iter_jsonl
 
     return {c["id"]: c["value"] for f in sorted(Path(data_dir).rglob("candidates.jsonl"))
-            for c in iter_jsonl(f, "candidate")}
+            for c in iter_jsonl(f, "candidate") if "value" in c}
 
 
 def migrate_labels(path: str | Path, data_dir: str | Path, key: bytes | None = None,

@@ -143,6 +143,63 @@ def add_placeholders(values: list[str], kind: str = "values", category: str | No
     return out
 
 
+def taxonomy_words(taxonomy) -> frozenset[str]:
+    """The labels of ``taxonomy`` (attribute keys, display names, lexicon entries), normalized
+    (:func:`testleak.taxonomy.normalize_identifier`)."""
+    from ..taxonomy import normalize_identifier
+
+    words = {w for a in taxonomy.attributes.values() for w in (a.key, a.label, *a.lexicon, *a.lexicon_i18n)}
+    return frozenset(n for n in (normalize_identifier(w) for w in words) if n)
+
+
+def generic_reason(value: str, taxonomy) -> str | None:
+    """Why ``value`` is a word of the taxonomy rather than a value (it equals an attribute key,
+    display name or lexicon entry, ignoring case, accents and separators), or None."""
+    from ..taxonomy import normalize_identifier
+
+    n = normalize_identifier(value)
+    if not n:
+        return None
+    words = getattr(taxonomy, "_testleak_words", None)
+    if words is None:
+        words = taxonomy_words(taxonomy)
+        try:
+            taxonomy._testleak_words = words
+        except AttributeError:
+            pass
+    return "a label of the taxonomy (attribute key, display name or lexicon entry), not a value" if n in words else None
+
+
+def withhold(cands: list[dict], taxonomy, placeholders: bool = True) -> tuple[list[dict], dict]:
+    """Candidates whose value is no value to keep, with the raw ``value`` replaced by ``masked``
+    and ``withheld`` (``echo``: marked ``echo_of``; ``generic``: :func:`generic_reason`;
+    ``placeholder``: :func:`placeholder_reason`, when ``placeholders``: the format rules run)
+    and ``withheld_reason`` (never the value); the others unchanged. Returns the records and the
+    counts ``{"withheld": {reason: n}}``."""
+    from ..privacy import mask
+
+    out, counts = [], {"echo": 0, "generic": 0, "placeholder": 0}
+    for c in cands:
+        v = c.get("value")
+        why = None
+        if isinstance(v, str):
+            if c.get("echo_of"):
+                why = ("echo", f"echo of {c['echo_of']} ({c.get('echo_match') or 'equal'}): the prompt of this "
+                               f"response gave the model this value")
+            elif (g := generic_reason(v, taxonomy)):
+                why = ("generic", g)
+            elif placeholders and (ph := placeholder_reason(v, c.get("attribute"))):
+                why = ("placeholder", f"placeholder: {ph}")
+        if why is None:
+            out.append(c)
+            continue
+        counts[why[0]] += 1
+        rec = {k: x for k, x in c.items() if k != "value"}
+        rec.update({"masked": mask(v), "withheld": why[0], "withheld_reason": why[1]})
+        out.append(rec)
+    return out, {"withheld": counts}
+
+
 def _is_repeated(s: str) -> bool:
     core = re.sub(r"[\s\-_.()/+]", "", s)
     if len(core) >= 3 and len(set(core)) == 1:
