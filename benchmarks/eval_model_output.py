@@ -243,7 +243,15 @@ def main(argv=None) -> int:
 
     labels = read_jsonl(a.labels)
     responses = read_jsonl(a.responses)
-    cands, _ = pipeline.candidates(load_params(), RUN, responses)
+    params = load_params()
+    cands, _ = pipeline.candidates(params, RUN, responses)
+    # the stage withholds the raw value of echoes, taxonomy words and placeholders: score them by
+    # the value ExtractPII found (same ids), here in memory only
+    from testleak.extract import candidates_from_responses
+    from testleak.taxonomy import Taxonomy
+
+    found = {c["id"]: c["value"] for c in candidates_from_responses(responses, Taxonomy.from_config(params))[0]}
+    cands = [c if "value" in c else {**c, "value": found[c["id"]]} for c in cands]
     if any("value_hmac" not in x for x in labels):
         print(f"note: {a.labels} holds plain value hashes (a legacy file, reversible for small value spaces): "
               f"remake it with --make-labels from the raw hand labels", file=sys.stderr)

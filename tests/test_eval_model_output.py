@@ -23,6 +23,7 @@ def test_login():
     client.login(username="k.morgenstern", password="Falke!Nord72")
     user.phone = "+49 30 901820"
     assert check("Kranich")
+    assert login(username="test_user", password="password")
 ```"""
 
 
@@ -37,6 +38,9 @@ def _files(tmp_path: Path):
         {"response_id": "r_1", "value": "Falke!Nord72", "attribute": "password", "placeholder": False},
         {"response_id": "r_1", "value": "+49 30 901820", "attribute": "phone", "placeholder": False},
         {"response_id": "r_1", "value": "Kranich", "attribute": "password", "placeholder": False},
+        # the candidates stage withholds these (placeholder, taxonomy word): still scored
+        {"response_id": "r_1", "value": "test_user", "attribute": "username", "placeholder": True},
+        {"response_id": "r_1", "value": "password", "attribute": "password", "placeholder": True},
     ]))
     return resp, raw
 
@@ -50,7 +54,7 @@ def test_labels_hold_no_raw_values_and_mark_prompt_copies(tmp_path):
     for v in ("k.morgenstern", "Falke!Nord72", "901820", "Kranich"):
         assert v not in text
     rows = [json.loads(x) for x in text.splitlines()]
-    assert [r["copied_from_prompt"] for r in rows] == [False, False, True, False]
+    assert [r["copied_from_prompt"] for r in rows] == [False, False, True, False, False, False]
     assert set(rows[0]) == set(m.LABEL_KEYS)
     meta = json.loads(m.meta_path(out).read_text())
     assert meta["responses"]["sha256"] == m.file_digests(resp)["sha256"]
@@ -68,10 +72,11 @@ def test_scores_and_refuses_other_answers(tmp_path, capsys):
     js = tmp_path / "res.json"
     assert m.main(["--responses", str(resp), "--labels", str(out), "--json", str(js)]) == 0
     res = json.loads(js.read_text())
-    # the two keyed values are found with their attribute; the bare call argument is not
-    assert res["recall"]["all"] == 3 and res["recall"]["all_right"] == 2
+    # the keyed values are found with their attribute (withheld ones too); the bare call argument is not
+    assert res["recall"]["all"] == 5 and res["recall"]["all_right"] == 3
+    assert res["recall"]["real"] == 3 and res["recall"]["real_right"] == 2
     assert res["per_attribute"]["phone"]["copied"] == 1
-    assert res["precision"]["candidates"] == res["precision"]["correct"] == 2
+    assert res["precision"]["candidates"] == res["precision"]["correct"] == 3   # test_user (withheld) among them
     capsys.readouterr()
     resp.write_text(resp.read_text().replace("Kranich", "Zebu"))
     assert m.main(["--responses", str(resp), "--labels", str(out)]) == 2
@@ -97,4 +102,4 @@ def test_legacy_plain_hash_labels_still_score_with_a_note(tmp_path, capsys):
     assert m.main(["--responses", str(resp), "--labels", str(out), "--json", str(js)]) == 0
     assert "legacy file" in capsys.readouterr().err
     res = json.loads(js.read_text())
-    assert res["recall"]["all"] == 3 and res["recall"]["all_right"] == 2
+    assert res["recall"]["all"] == 5 and res["recall"]["all_right"] == 3
