@@ -118,6 +118,21 @@ def _cmd_placeholders(args) -> int:
     return 0 if why else 1
 
 
+def _cmd_labels_migrate(args) -> int:
+    from pathlib import Path
+
+    from .paths import Paths
+    from .privacy import value_key
+    from .verify.review import migrate_labels
+
+    paths = Paths(args.root) if args.root else Paths()
+    labels = Path(args.labels) if args.labels else paths.labels
+    st = migrate_labels(labels, paths.data, value_key(paths.cache), args.drop_unavailable)
+    print(f"{labels}: {st['kept']} of {st['labels']} labels under key {st['key_id']} ({st['rehashed']} rehashed, "
+          f"{st['dropped']} dropped: no candidate under {paths.data})")
+    return 0
+
+
 def _cmd_privacy_check(args) -> int:
     from .privacy_check import privacy_check
 
@@ -168,9 +183,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print Cohen's kappa of two reviewers (default: review.reviewers) as JSON and exit")
     p.add_argument("--root", help="project root (default: the current directory)")
     p.set_defaults(func=_cmd_review)
-    p = sub.add_parser("placeholders", help="add values to the placeholder list (as salted hashes) or check one",
+    p = sub.add_parser("placeholders", help="add values to the placeholder list (as keyed hashes) or check one",
                        description="The placeholder list (testleak/resources/placeholders.yaml) holds its exact values "
-                       "as salted hashes, so that no raw value a model may echo is in git. `add` hashes and appends "
+                       "as keyed hashes, so that no raw value a model may echo is in git. `add` hashes and appends "
                        "values (comments and order kept); `check` says whether a value is rejected as a placeholder "
                        "(exact lists, email domains, test cards and the pattern rules; exit 0 yes, 1 no). Values are "
                        "printed masked.")
@@ -186,6 +201,18 @@ def build_parser() -> argparse.ArgumentParser:
     for q in (pa, pc):
         q.add_argument("--file", help="placeholder list file (default: testleak/resources/placeholders.yaml)")
         q.set_defaults(func=_cmd_placeholders)
+    p = sub.add_parser("labels", help="label files: migrate to the project's value key (keyed hashes)")
+    lsub = p.add_subparsers(dest="action", required=True)
+    pm = lsub.add_parser("migrate", help="rehash a label file with the project's value key (docs/PRIVACY.md)",
+                         description="Rewrites every label as label/2 with the keyed hash of its candidate's raw value "
+                         "(read from data/**/candidates.jsonl) under the project's value key ($TESTLEAK_VALUE_KEY, "
+                         "else .cache/value-key). A label whose candidate is not under data/ cannot be rehashed: "
+                         "nothing is written unless --drop-unavailable drops those labels.")
+    pm.add_argument("--labels", help="label file (default: labels/labels.jsonl)")
+    pm.add_argument("--root", help="project root (default: the current directory)")
+    pm.add_argument("--drop-unavailable", action="store_true",
+                    help="drop labels whose candidate (raw value) is no longer under data/")
+    pm.set_defaults(func=_cmd_labels_migrate)
     p = sub.add_parser("privacy-check", help="find raw candidate values of data/ in git-tracked files (exit 1: a "
                        "value that is neither an echo nor a placeholder)",
                        description="Reads every candidate record under data/ and looks for each value (>= --min-length "

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 from .errors import ConfigError
-from .privacy import mask
+from .privacy import mask, value_key
 from .verify.review import LABELS, agreement, append_label, context_lines, latest_labels, read_labels, review_queue
 
 KEYS = {"y": "yes", "l": "likely", "n": "no", "u": "unknown"}
@@ -26,7 +26,7 @@ PROMPT = "[y]es [l]ikely [n]o [u]nknown, [r]eveal, [s]kip, [q]uit > "
 
 
 def review_loop(queue, reviewer: str, labels_path: Path, index_path: Path,
-                inp: Callable[[str], str] = input, out=None) -> dict:
+                inp: Callable[[str], str] = input, out=None, key: bytes | None = None) -> dict:
     """Ask ``reviewer`` for a label of every queued candidate they have not labelled yet."""
     out = out or sys.stdout
     done = latest_labels(read_labels(labels_path))
@@ -66,7 +66,7 @@ def review_loop(queue, reviewer: str, labels_path: Path, index_path: Path,
             if label is None:
                 p(f"  unknown answer {ans!r}: type y, l, n, u, r, s or q")
                 continue
-            append_label(labels_path, c["id"], c.get("value_hash") or h["value_hash"], reviewer, label)
+            append_label(labels_path, c["id"], value, reviewer, label, key)
             stats["labelled"] += 1
             break
     p(f"done: {stats['labelled']} labelled, {stats['skipped']} skipped")
@@ -94,5 +94,6 @@ def run(args, inp: Callable[[str], str] = input, out=None) -> int:
         run_spec(params, r)  # an unknown run: one line naming the runs the experiment defines
     if not runs:
         raise ConfigError("no runs to review: pass --run RUN or set experiment.runs")
-    review_loop(review_queue(runs, paths), args.reviewer, labels_path, paths.index, inp=inp, out=out)
+    review_loop(review_queue(runs, paths), args.reviewer, labels_path, paths.index, inp=inp, out=out,
+                key=value_key(paths.cache))
     return 0

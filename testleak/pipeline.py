@@ -40,6 +40,7 @@ from .settings import Answers
 from .taxonomy import Taxonomy
 from .verify.judge import judge_candidates, judge_mode, load_fragments, summarize as summarize_verdicts
 from .verify.review import agreement, confirm, read_labels, summarize_confirmed
+from .verify.rules import withhold
 from .verify.search import open_backend, summarize_hits, verify_candidates
 
 DEFAULT_WINDOW = {"min": 1, "max": 100}
@@ -166,7 +167,10 @@ def candidates(params: Mapping, run: str, responses: Iterable[dict], models_dir=
     Every candidate that echoes its own response's prompt or library hints is marked
     (``echo_of``, :mod:`testleak.echo`; counted as ``echoes``); the judged stage's format rules
     reject it (status ``echo``), except under ``published``, whose pass-through applies none of
-    our filters (the mark stays for the privacy check). A response gives at most
+    our filters (the mark stays for the privacy check). Echoes, taxonomy words and placeholders
+    keep only ``value_hash`` and ``masked`` (:func:`testleak.verify.rules.withhold`; counted under
+    ``withheld``), again except under ``published`` (placeholders also not under
+    ``verifier.judge_mode: judge``, which applies no placeholder rule). A response gives at most
     ``answers.max_candidates_per_response`` candidates, the first in extraction order
     (:func:`cap_candidates`; counted under ``cap``), so one bad answer cannot buy thousands of
     judge calls."""
@@ -184,7 +188,11 @@ def candidates(params: Mapping, run: str, responses: Iterable[dict], models_dir=
         if "by_pattern" in stats:
             stats["by_pattern"] = _counts(c["evidence"]["pattern"].split(":")[0] for c in cands)
     cands, echoes = mark_echoes(cands, responses)
-    return cands, {"run": run, "protocol": proto, **stats, "cap": cap, **echoes}
+    withheld = {}
+    if not (proto == "published" and own is not None):   # published: the baseline's own filter, none of ours
+        cands, withheld = withhold(cands, Taxonomy.from_config(params),   # judge-only: no placeholder rule
+                                   placeholders=judge_mode(params.get("verifier")) != "judge")
+    return cands, {"run": run, "protocol": proto, **stats, "cap": cap, **echoes, **withheld}
 
 
 def cap_candidates(cands: list[dict], limit: int) -> tuple[list[dict], dict]:

@@ -1,29 +1,94 @@
 """What may leave data/: masking and hashing of raw candidate values.
 
 Raw values live only in JSONL under data/. Everything a human reads (reports, logs,
-figures, metrics, exception messages) goes through :func:`mask`; where a stable key is
-needed outside data/, use :func:`value_hash` (salted for lists that must recognise values
-without holding them, such as the placeholder list).
+figures, metrics, exception messages) goes through :func:`mask`.
+
+Hashes (docs/PRIVACY.md):
+
+- :func:`keyed_hash` (HMAC-SHA256, 16 hex chars) is the one hash of a value that may leave
+  data/. :func:`label_hash` keys it with the project's value key (:func:`value_key`:
+  ``$TESTLEAK_VALUE_KEY``, else ``.cache/value-key``, made on first use, never in git): label
+  files hold it, and without the key a hash of a date or a phone number cannot be found by
+  enumerating the small space of such values. The placeholder list keys it with the list's
+  own published key (its values are public).
+- :func:`value_hash` is the record key inside data/ (``value_hash`` fields of the stage
+  records): a plain digest stored next to the raw value it keys, so it hides nothing and must
+  never be copied out of data/. It stays unkeyed because DVC hashes data/ into dvc.lock, which
+  must be equal on every machine.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import math
+import os
 import re
+import secrets
+from pathlib import Path
+
+KEY_ENV = "TESTLEAK_VALUE_KEY"
+KEY_FILE = "value-key"
+MIN_KEY_BYTES = 16
 
 MASK_CHAR = "*"
 _EMAIL = re.compile(r"^([^@\s]+)@([^@\s]+)$")
 
 
-def value_hash(value: str, salt: str = "") -> str:
-    """A stable, non-reversible key for a value: sha256 of ``salt + value``, 16 hex chars.
+def value_hash(value: str) -> str:
+    """The record key of a raw value inside data/: sha256, 16 hex chars (never leaves data/;
+    outside it use :func:`label_hash`)."""
+    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
-    The project's one hashing concept. Records key raw values without a salt (``value_hash``
-    fields, labels, confirmed keys); a list that must recognise values without holding them
-    (the placeholder list, testleak/resources/placeholders.yaml) hashes them with its own salt,
-    so that its entries match no record hash."""
-    return hashlib.sha256((salt + value).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+def keyed_hash(value: str, key: bytes) -> str:
+    """HMAC-SHA256 of ``value`` under ``key``, 16 hex chars: the one hash of a value that may
+    leave data/."""
+    return hmac.new(key, value.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()[:16]
+
+
+def value_key(cache_dir: str | Path | None = None) -> bytes:
+    """The project's value key: ``$TESTLEAK_VALUE_KEY`` (at least 16 bytes), else the bytes of
+    ``<cache>/value-key`` (default cache: :attr:`testleak.paths.Paths.cache`), created on first
+    use with 32 random bytes, mode 0600. Reviewers who share label files share this key."""
+    env = os.environ.get(KEY_ENV)
+    if env is not None:
+        key = env.encode("utf-8")
+        if len(key) < MIN_KEY_BYTES:
+            from .errors import ConfigError
+            raise ConfigError(f"{KEY_ENV} holds {len(key)} bytes: expected at least {MIN_KEY_BYTES} "
+                              f"(e.g. export {KEY_ENV}=$(python -c 'import secrets; print(secrets.token_hex(32))'))")
+        return key
+    if cache_dir is None:
+        from .paths import Paths
+        cache_dir = Paths().cache
+    path = Path(cache_dir) / KEY_FILE
+    try:
+        key = path.read_bytes()
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:     # another process made it meanwhile
+            return path.read_bytes()
+        with os.fdopen(fd, "wb") as f:
+            f.write(secrets.token_bytes(32))
+        key = path.read_bytes()
+    if len(key) < MIN_KEY_BYTES:
+        from .errors import ConfigError
+        raise ConfigError(f"{path} holds {len(key)} bytes: expected a value key of at least {MIN_KEY_BYTES} "
+                          f"(remove the file to make a new one; labels hashed with the old key then need it back)")
+    return key
+
+
+def key_id(key: bytes) -> str:
+    """A short public name of a key (8 hex chars), so a reader can tell labels of another key."""
+    return keyed_hash("testleak value key id", key)[:8]
+
+
+def label_hash(value: str, key: bytes | None = None) -> str:
+    """:func:`keyed_hash` of a raw value under the project's value key (:func:`value_key`)."""
+    return keyed_hash(value, value_key() if key is None else key)
 
 
 def _mask_run(s: str, keep_head: int, keep_tail: int) -> str:

@@ -15,7 +15,12 @@ allows (``k`` > ``verifier.window.max``, 100 by default) wherever it was searche
 paper's definition (Sec. 4.3: 1 <= hits <= 100) such a value is public, not private data (an
 exception class name, a common word a baseline's NER took for an entity).
 
-Exit status: 0 when every hit is an echo, a placeholder or common (generic values the project
+A value is ``generic`` when it is a word of the taxonomy (an attribute key, display name or
+lexicon entry: ``email``, ``password``); the candidates stage withholds such values (and echoes
+and placeholders), so only runs made before that, or under ``baselines.protocol: published``,
+hold them.
+
+Exit status: 0 when every hit is an echo, generic, a placeholder or common (generic values the project
 itself writes: library fragments, baseline templates, placeholder patterns, tests of the rules,
 identifiers of code), 1 when
 any other value occurs in a tracked file (a possible leak into git: remove it from the file, or
@@ -33,11 +38,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from .errors import ConfigError
+from .errors import ConfigError, TestleakError
 from .metrics.steps import judged_outcome
 from .privacy import mask
 from .records import iter_jsonl, rules_status
-from .verify.rules import placeholder_reason
+from .verify.rules import generic_reason, placeholder_reason
 
 DEFAULT_MIN_LENGTH = 6
 
@@ -50,15 +55,18 @@ class ValueInfo:
     statuses: set[str] = field(default_factory=set)
     echo_of: set[str] = field(default_factory=set)
     placeholder: str | None = None
+    generic: bool = False           # a word of the taxonomy (attribute key, display name, lexicon entry)
     records: int = 0
     min_hits: int | None = None     # fewest corpus hits over the value's searched records
     window_max: int = 100
 
     @property
     def kind(self) -> str:
-        """``echo`` | ``placeholder`` | ``common`` | ``leak`` (none of them: the check fails)."""
+        """``echo`` | ``generic`` | ``placeholder`` | ``common`` | ``leak`` (none of them: the check fails)."""
         if self.echo_of:
             return "echo"
+        if self.generic:
+            return "generic"
         if self.placeholder:
             return "placeholder"
         if self.min_hits is not None and self.min_hits > self.window_max:
@@ -88,10 +96,12 @@ def _run_name(cand_file: Path, data: Path) -> str:
 
 
 def candidate_values(data_dir: str | Path, min_length: int = DEFAULT_MIN_LENGTH,
-                     window_max: int = 100) -> dict[str, ValueInfo]:
+                     window_max: int = 100, taxonomy=None) -> dict[str, ValueInfo]:
     """Raw values (>= ``min_length`` characters) of every candidate record under ``data_dir``,
     with their runs, statuses, echo sources, placeholder reason and fewest corpus hits
-    (``k`` of the run's verified.jsonl; ``window_max``: the verifier window's upper bound)."""
+    (``k`` of the run's verified.jsonl; ``window_max``: the verifier window's upper bound), and
+    whether it is a word of ``taxonomy`` (:func:`testleak.verify.rules.generic_reason`). Records
+    that withheld their value (``withheld``: only hash and mask kept) hold none to look for."""
     data = Path(data_dir)
     out: dict[str, ValueInfo] = defaultdict(lambda: ValueInfo(window_max=window_max))
     for cf in sorted(data.rglob("candidates.jsonl")):
@@ -118,6 +128,8 @@ def candidate_values(data_dir: str | Path, min_length: int = DEFAULT_MIN_LENGTH,
                 info.statuses.add("candidate")
             if c.get("echo_of"):
                 info.echo_of.add(str(c["echo_of"]))
+            if taxonomy is not None and not info.generic:
+                info.generic = generic_reason(value, taxonomy) is not None
             k = hits.get(c["id"])
             if isinstance(k, int):
                 info.min_hits = k if info.min_hits is None else min(info.min_hits, k)
@@ -169,15 +181,31 @@ def find_hits(root: str | Path, values: dict[str, ValueInfo], files: Iterable[st
     return hits
 
 
-def _window_max(root: Path) -> int:
-    """``verifier.window.max`` of the project's params.yaml, else the paper's 100."""
+def _params(root: Path) -> dict:
     import yaml
 
     try:
-        p = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8")) or {}
-        return int(p["verifier"]["window"]["max"])
-    except (OSError, KeyError, TypeError, ValueError, yaml.YAMLError):
+        return yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError):
+        return {}
+
+
+def _window_max(params: dict) -> int:
+    """``verifier.window.max`` of the project's params.yaml, else the paper's 100."""
+    try:
+        return int(params["verifier"]["window"]["max"])
+    except (KeyError, TypeError, ValueError):
         return 100
+
+
+def _taxonomy(params: dict, root: Path):
+    """The taxonomy of the project's params.yaml, else the shipped default."""
+    from .taxonomy import Taxonomy
+
+    try:
+        return Taxonomy.from_config(params, root) if params.get("taxonomy") else None
+    except (OSError, KeyError, TypeError, ValueError, TestleakError):   # no usable taxonomy: no generic words
+        return None
 
 
 def privacy_check(root: str | Path = ".", min_length: int = DEFAULT_MIN_LENGTH, out=print) -> int:
@@ -188,7 +216,8 @@ def privacy_check(root: str | Path = ".", min_length: int = DEFAULT_MIN_LENGTH, 
     root = Path(root)
     files = tracked_files(root)
     data = root / "data"
-    values = candidate_values(data, min_length, _window_max(root)) if data.is_dir() else {}
+    params = _params(root)
+    values = candidate_values(data, min_length, _window_max(params), _taxonomy(params, root)) if data.is_dir() else {}
     hits = find_hits(root, values, files)
     for h in sorted(hits, key=lambda h: (h.info.kind != "leak", h.file, h.line)):
         out(h.format())
@@ -198,7 +227,7 @@ def privacy_check(root: str | Path = ".", min_length: int = DEFAULT_MIN_LENGTH, 
     runs = sorted({r for i in values.values() for r in i.runs})
     out(f"privacy-check: {len(values)} candidate values of >= {min_length} characters from {len(runs)} runs under "
         f"{data}, {len(files)} tracked files: {len(hits)} hits of {sum(len(s) for s in kinds.values())} values "
-        f"(echo {len(kinds['echo'])}, placeholder {len(kinds['placeholder'])}, common {len(kinds['common'])}, "
+        f"(echo {len(kinds['echo'])}, generic {len(kinds['generic'])}, placeholder {len(kinds['placeholder'])}, common {len(kinds['common'])}, "
         f"none of these {len(kinds['leak'])})")
     if kinds["leak"]:
         out(f"privacy-check: FAILED: {len(kinds['leak'])} candidate values that are neither an echo of a prompt, a "

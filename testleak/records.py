@@ -31,7 +31,7 @@ SCHEMAS = {
     "candidate": 1,
     "verdict": 1,
     "hit": 1,
-    "label": 1,
+    "label": 2,
     "confirmed": 1,
     "library": 1,
 }
@@ -41,7 +41,7 @@ SCHEMAS = {
 REQUIRED = {
     "question": ("id", "scenario", "attributes", "text"),
     "response": ("id", "status"),
-    "candidate": ("id", "response_id", "attribute", "value", "value_hash"),
+    "candidate": ("id", "response_id", "attribute", "value_hash"),   # and value, unless withheld
     "verdict": ("candidate_id", "attribute", "value_hash", "rules", "judge", "kept"),
     "hit": ("candidate_id", "attribute", "value_hash", "outcome"),
     "label": ("candidate_id", "reviewer", "label"),
@@ -59,11 +59,16 @@ STATS_COUNT = {"candidate": "candidates", "verdict": "candidates", "hit": "candi
 
 # Outcomes of the rules step of a verdict (``rules.status``), in report order: kept by the rules,
 # then the rejection reasons: ``echo`` (the candidate repeats what the prompt of its own response
-# gave the model, marked ``echo_of`` by the candidates stage, testleak/echo.py), ``placeholder``
-# (testleak/resources/placeholders.yaml), ``format`` (the attribute's format rule), and
-# ``not_applied`` (a baseline verified as published: no rules ran).
+# gave the model, marked ``echo_of`` by the candidates stage, testleak/echo.py), ``generic`` (the
+# value is a label of the taxonomy: an attribute key, display name or lexicon entry, a word and
+# not a value), ``placeholder`` (testleak/resources/placeholders.yaml), ``format`` (the
+# attribute's format rule), and ``not_applied`` (a baseline verified as published: no rules ran).
 ECHO_STATUS = "echo"
-RULES_STATUSES = ("ok", ECHO_STATUS, "placeholder", "format", "not_applied")
+GENERIC_STATUS = "generic"
+RULES_STATUSES = ("ok", ECHO_STATUS, GENERIC_STATUS, "placeholder", "format", "not_applied")
+#: Why a candidate record holds no raw ``value`` (``withheld``), only ``value_hash`` and ``masked``:
+#: the candidates stage withholds echoes, generic words and placeholders (testleak.verify.rules.withhold).
+WITHHELD = (ECHO_STATUS, GENERIC_STATUS, "placeholder")
 
 #: The status of every response record: ``ok`` (an answer to scan), ``refused`` (the model
 #: declined), ``no_code`` (no code block / no unit handling a privacy field), ``error`` (the LLM
@@ -109,7 +114,14 @@ def field_problem(kind: str, rec: Mapping) -> str | None:
         for part in ("rules", "judge"):
             if not isinstance(rec.get(part), Mapping):
                 return f"{part} is {type(rec.get(part)).__name__}: expected a mapping"
-    if kind == "candidate":
+    if kind == "candidate" and rec.get("withheld") is not None:
+        if rec["withheld"] not in WITHHELD:
+            return f"withheld = {rec['withheld']!r}: expected one of {', '.join(WITHHELD)}"
+        if "value" in rec:
+            return "a withheld candidate with a value: expected value_hash and masked only"
+        if not isinstance(rec.get("masked"), str):
+            return f"masked is {type(rec.get('masked')).__name__}: expected the masked value of a withheld candidate"
+    elif kind == "candidate":
         v = rec.get("value")
         if not isinstance(v, str) or not v:
             return f"value is {'an empty string' if v == '' else type(v).__name__}: expected a non-empty string"
@@ -255,8 +267,12 @@ def iter_jsonl(path: str | os.PathLike, kind: str | None = None, *, check_count:
             if k is not None:
                 want = f"{k}/{SCHEMAS[k]}"
                 if schema != want:
-                    raise DataError(f"{p}:{n} has schema {schema!r}, expected {want!r}; {fix}")
+                    how = ("migrate it: testleak labels migrate --labels FILE (docs/PRIVACY.md)"
+                           if k == "label" else fix)
+                    raise DataError(f"{p}:{n} has schema {schema!r}, expected {want!r}; {how}")
                 missing = [x for x in REQUIRED.get(k, ()) if x not in rec]
+                if k == "candidate" and "value" not in rec and rec.get("withheld") is None:
+                    missing.append("value")
                 if missing:
                     raise DataError(f"{p}:{n}: {k} record without {', '.join(repr(x) for x in missing)}; {fix}")
                 problem = field_problem(k, rec)

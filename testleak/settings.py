@@ -214,9 +214,10 @@ class LLM(_Strict):
             problem = url_problem(self.base_url)
             if problem:
                 if "user-info" in problem:   # name the variable that may hold a URL with credentials
-                    problem += (f"; put the URL with them in the environment variable {self.base_url_env} (base_url_env)"
-                                if self.base_url_env else "; put the URL with them in an environment variable and name "
-                                "it in base_url_env (base_url: null)")
+                    var = self.base_url_env or (f"{self.api_key_env.removesuffix('_API_KEY')}_BASE_URL"
+                                                if self.api_key_env else "TESTLEAK_BASE_URL")
+                    problem += (f"; put the URL with them in the environment variable {var}"
+                                + ("" if self.base_url_env else f" and set base_url_env: {var}, base_url: null"))
                 raise _rule("base_url", mask_url(self.base_url), problem)
         return self
 

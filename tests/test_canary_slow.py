@@ -111,7 +111,7 @@ def test_canary_tiny_end_to_end(tmp_path):
     # recall is computed against the ground-truth file: a run whose candidates contain a canary counts it
     for r, s in zip(rows, summaries):
         cands = read_jsonl(rp.candidates(s["run"]))
-        hits = {t["id"] for t in truth for c in cands if t["value"] in c["value"]}
+        hits = {t["id"] for t in truth for c in cands if t["value"] in c.get("value", "")}
         assert int(r["recovered"]) >= len(hits)
     by_attr = list(csv.DictReader((cp.report_dir / "by_attribute.csv").open()))
     assert {(r["run"], r["attribute"]) for r in by_attr} >= {(s["run"], a) for s in summaries

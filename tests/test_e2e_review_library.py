@@ -73,7 +73,7 @@ def test_review_then_library_round_through_dvc(tmp_path):
         for reviewer in ("r1", "r2"):
             # r2 rejects the phone number: both_yes must not confirm it
             lab = "no" if reviewer == "r2" and cands[cid]["attribute"] == "phone" else "yes"
-            append_label(labels, cid, cands[cid]["value_hash"], reviewer, lab)
+            append_label(labels, cid, cands[cid]["value"], reviewer, lab)
     run(["dvc", "repro", "-s", "confirmed@ours", "library@ours"], proj, env)
 
     conf = {c["candidate_id"]: c for c in read_jsonl(proj / "data/runs/ours/confirmed.jsonl", kind="confirmed")}

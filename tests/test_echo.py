@@ -81,8 +81,13 @@ def test_candidates_stage_marks_echoes_and_judged_rejects_them(params):
     resp = {**OURS, "question_id": "q1", "method": "ours", "turn2": {**OURS["turn2"], "text": answer},
             "functions": [{"language": "python", "source": "def f(full_name, contact_email): ..."}]}
     cands, stats = pipeline.candidates(params, "ours", [resp])
-    by_value = {c["value"]: c for c in cands}
-    assert by_value["WEI ZHANG"]["echo_of"] == "library:name:fragment"
+    from testleak.privacy import mask, value_hash
+
+    by_value = {c.get("value") or c["masked"]: c for c in cands}
+    echo = by_value[mask("WEI ZHANG")]        # an echo keeps only its hash and mask
+    assert echo["echo_of"] == "library:name:fragment" and echo["withheld"] == "echo" and "value" not in echo
+    assert echo["value_hash"] == value_hash("WEI ZHANG") and stats["withheld"]["echo"] == 1
+    by_value["WEI ZHANG"] = echo
     assert "echo_of" not in by_value["zorg.quill@gmail.com"]
     assert stats["echoes"] == 1 and stats["echoes_by_source"] == {"library:name": 1}
     rules_params = {**params, "verifier": {**params["verifier"], "judge_mode": "rules"}}

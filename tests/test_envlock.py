@@ -62,7 +62,7 @@ def test_the_corpus_holds_no_file_of_the_project_itself():
 
 
 def test_ci_fails_when_a_regenerated_output_differs_from_the_committed_one(tmp_path):
-    """scripts/check_reproduced.sh (step 3 of .ci/run): 0 on an unchanged tree; 1, naming the file,
+    """scripts/check_reproduced.sh (step 4 of .ci/run): 0 on an unchanged tree; 1, naming the file,
     when a report differs, when metrics/ gains an uncommitted file, or when dvc.lock changed."""
     from tests.project import run
 

@@ -69,7 +69,7 @@ def test_fails_on_a_value_that_is_neither_echo_nor_placeholder(project):
            f"placeholder=no" in lines
     assert any(ln.startswith(f"tests/t.py:1: {mask(PLACEHOLDER)} (1x) kind=placeholder") for ln in lines)
     assert lines[0].startswith("docs/notes.md:3:")                                # failures first
-    assert "scratch.txt" not in text and "(echo 1, placeholder 1, common 0, none of these 1)" in text and "FAILED" in text
+    assert "scratch.txt" not in text and "(echo 1, generic 0, placeholder 1, common 0, none of these 1)" in text and "FAILED" in text
 
 
 def test_passes_when_only_echoes_and_placeholders_remain(project, capsys):
@@ -103,3 +103,25 @@ def test_a_value_above_the_corpus_window_is_common_not_a_leak(project):
     assert any(f"{mask(LEAK)} (1x) kind=common" in ln and "corpus_hits>=250" in ln for ln in lines)
     (project / "params.yaml").write_text("verifier:\n  window: {min: 1, max: 500}\n", encoding="utf-8")
     assert privacy_check(project, out=lines.append) == 1          # 250 hits are inside a window up to 500
+
+
+def test_taxonomy_words_are_generic_and_withheld_records_hold_nothing(project):
+    """A published-run value equal to a taxonomy word (``Password``) is ``generic``, not a leak;
+    a candidate that withheld its value (hash and mask only) gives the check nothing to find."""
+    from testleak.config import compose_dict, dump_params
+    from testleak.taxonomy import Taxonomy
+
+    params = compose_dict(["experiment=tiny"])
+    dump_params(params, project / "params.yaml")
+    pub = project / "data" / "runs" / "codexleaks"
+    secret = "Xq9!vLm2#Tz"
+    write_jsonl(pub / "candidates.jsonl", [
+        {"id": "p1", "response_id": "r9", "attribute": "password", "value": "Password", "value_hash": value_hash("Password")},
+        {"id": "p2", "response_id": "r9", "attribute": "password", "value_hash": value_hash(secret),
+         "masked": mask(secret), "withheld": "placeholder", "withheld_reason": "placeholder: x"}], kind="candidate")
+    (project / "docs" / "notes.md").write_text(f"hint `{ECHO}`\nthe Password field; {secret}\n", encoding="utf-8")
+    vals = candidate_values(project / "data", taxonomy=Taxonomy.from_config(params))
+    assert vals["Password"].kind == "generic" and secret not in vals
+    lines: list[str] = []
+    assert privacy_check(project, out=lines.append) == 0
+    assert any("kind=generic" in ln for ln in lines) and "generic 1" in lines[-1]

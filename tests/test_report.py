@@ -120,13 +120,13 @@ def test_rejections_per_reason_in_metrics_and_report(project):
     """Where the judged step left each candidate: kept, or why not, echo of its prompt among the
     reasons (metrics: data/metrics/RUN.json ``rejections``; report: reports/rejections.*)."""
     m = json.loads((project / "data/metrics/ours.json").read_text())
-    assert m["rejections"]["total"] == {"kept": 3, "echo": 1, "placeholder": 0, "format": 0, "judge_rejected": 1,
+    assert m["rejections"]["total"] == {"kept": 3, "echo": 1, "generic": 0, "placeholder": 0, "format": 0, "judge_rejected": 1,
                                         "judge_unparsable": 0, "judge_error": 0}
     assert m["rejections"]["attributes"]["password"]["echo"] == 1
     rows = _csv(project / "reports/rejections.csv")
-    assert rows[0] == ["Method", "Run", "candidates", "kept", "echo of its prompt", "placeholder", "format rule",
+    assert rows[0] == ["Method", "Run", "candidates", "kept", "echo of its prompt", "taxonomy word", "placeholder", "format rule",
                        "judge: implausible", "judge: unparsable", "judge: call failed"]
-    assert ["ours", "ours", "5", "3", "1", "0", "0", "1", "0", "0"] in rows
+    assert ["ours", "ours", "5", "3", "1", "0", "0", "0", "1", "0", "0"] in rows
     assert "echo of its prompt" in (project / "reports/rejections.md").read_text(encoding="utf-8")
 
 

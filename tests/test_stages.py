@@ -14,6 +14,7 @@ from testleak import pipeline
 from testleak.config import compose_dict, dump_params
 from testleak.errors import ConfigError
 from testleak.paths import Paths
+from testleak.privacy import mask, value_hash
 from testleak.records import read_jsonl, write_jsonl
 from tests.fake_openai import FakeOpenAI
 
@@ -110,7 +111,10 @@ def test_candidates_stage(project):
     paths, _ = project
     assert run_stage("candidates", RUN) == 0
     cands = read_jsonl(paths.candidates(RUN), kind="candidate")
-    assert [(c["attribute"], c["value"]) for c in cands] == [(a, v) for a, v, _ in EXTRACTED]
+    # placeholders keep only their hash and mask under data/; the others their raw value
+    assert [(c["attribute"], c.get("value"), c.get("masked"), c.get("withheld")) for c in cands] == \
+        [(a, v, None, None) if k else (a, None, mask(v), "placeholder") for a, v, k in EXTRACTED]
+    assert [c["value_hash"] for c in cands] == [value_hash(v) for _, v, _ in EXTRACTED]
     assert [c["id"] for c in cands] == [f"r_1:{i}" for i in range(len(EXTRACTED))]
     assert {c["response_id"] for c in cands} == {"r_1"}
     s = stats(paths, "candidates")
@@ -144,6 +148,7 @@ def test_judged_stage_both_asks_only_rule_passing_values_and_judge_asks_all(proj
         assert [v["kept"] for v in both] == [True] * 3 + [False] * 3
         assert all(EMAIL not in json.dumps(r["json"]) or i == 1 for i, r in enumerate(srv.requests))
         configure(lambda p: p["verifier"].update(judge_mode="judge"))
+        run_stage("candidates", RUN)    # judge-only applies no placeholder rule: the candidates keep their values
         run_stage("judged", RUN)
         judge_only = read_jsonl(paths.judged(RUN), kind="verdict")
         assert len(srv.requests) == 6  # three more; the first three come from the response cache

@@ -126,7 +126,7 @@ def test_echo_is_rejected_by_the_rules_step_in_every_mode_and_counted(mode, taxo
     assert out[0]["judge"]["status"] == "skipped"
     rules = judge_candidates(CANDS, taxonomy, mode="rules")
     s = summarize(out + rules)
-    assert s["echoes"] == 1 and s["rules_status"] == {"ok": 3, "echo": 1, "placeholder": 1, "format": 0}
+    assert s["echoes"] == 1 and s["rules_status"] == {"ok": 3, "echo": 1, "generic": 0, "placeholder": 1, "format": 0}
     assert s["candidates"] == 5 and s["kept"] == 3
 
 

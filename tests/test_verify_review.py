@@ -12,7 +12,7 @@ import yaml
 
 from testleak.errors import ConfigError
 from testleak.paths import Paths
-from testleak.privacy import mask
+from testleak.privacy import key_id, label_hash, mask, value_hash, value_key
 from testleak.records import read_jsonl, write_jsonl
 from testleak.cli import build_parser, main
 from testleak.cli_review import run
@@ -68,7 +68,9 @@ def test_labels_recorded_masked_display_and_resume(project):
     assert "3 of 3 in-window candidates" in out
     assert mask(values["c1"]) in out and values["c1"] not in out       # masked by default
     labels = read_jsonl(root / "data/labels/labels.jsonl", kind="label")
-    assert [(l["candidate_id"], l["reviewer"], l["label"], l["value_hash"]) for l in labels] == [("c1", "r1", "yes", "hc1")]
+    key = value_key(Paths(root).cache)
+    assert [(l["candidate_id"], l["reviewer"], l["label"], l["value_hash"], l["key_id"]) for l in labels] == \
+        [("c1", "r1", "yes", label_hash(values["c1"], key), key_id(key))]   # keyed, not the record's value_hash
     # resume: c1 is done; reveal shows the raw value on request; bad keys are asked again
     rc, out = run_review(root, ["r", "maybe", "l", "n"], "--reviewer", "r1")
     assert "2 of 3 in-window candidates to label (1 done earlier)" in out
@@ -127,3 +129,32 @@ def test_policies():
         confirm(hits, verdicts, labels, "majority", ["r1"])
     with pytest.raises(ConfigError, match="needs review.reviewers"):
         confirm(hits, verdicts, labels, "both_yes", [])
+
+
+def test_labels_migrate_rehashes_old_labels_with_the_project_key(project):
+    """A label/1 file (plain record hashes) is rewritten as label/2 under the project's key by
+    `testleak labels migrate`; a label whose candidate is gone refuses the migration until
+    --drop-unavailable, and the readers name the command for an unmigrated file."""
+    from testleak.errors import DataError
+    from testleak.verify.review import read_labels
+
+    root, values = project
+    f = root / "labels" / "old.jsonl"
+    f.parent.mkdir(exist_ok=True)
+    old = [{"schema": "label/1", "candidate_id": c, "value_hash": value_hash(values[c]), "reviewer": "r1",
+            "label": "yes", "at": "2026-01-01T00:00:00+00:00"} for c in ("c1", "c3")]
+    gone = {**old[0], "candidate_id": "r_gone:0"}
+    f.write_text("".join(json.dumps(r) + "\n" for r in [*old, gone]), encoding="utf-8")
+    with pytest.raises(DataError, match="testleak labels migrate"):
+        read_labels(f)
+    before = f.read_bytes()
+    assert main(["labels", "migrate", "--root", str(root), "--labels", str(f)]) == 2   # one label has no value
+    assert f.read_bytes() == before
+    assert main(["labels", "migrate", "--root", str(root), "--labels", str(f), "--drop-unavailable"]) == 0
+    key = value_key(Paths(root).cache)
+    got = read_labels(f)
+    assert [(r["candidate_id"], r["value_hash"], r["key_id"], r["at"]) for r in got] == \
+        [(c, label_hash(values[c], key), key_id(key), "2026-01-01T00:00:00+00:00") for c in ("c1", "c3")]
+    assert not {value_hash(v) for v in values.values()} & {r["value_hash"] for r in got}
+    assert main(["labels", "migrate", "--root", str(root), "--labels", str(f)]) == 0    # idempotent
+    assert read_labels(f) == got

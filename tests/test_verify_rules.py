@@ -138,7 +138,7 @@ def test_shipped_placeholder_list_holds_hashes_not_values():
     from testleak.verify.rules import PLACEHOLDER_LISTS, load_placeholders, placeholders_path
 
     data = yaml.safe_load(placeholders_path().read_text(encoding="utf-8"))
-    assert data["version"] == 2 and data["salt"]
+    assert data["version"] == 3 and data["key"]
     ph = load_placeholders()
     for kind in PLACEHOLDER_LISTS:
         assert ph[kind] and all(len(h) == 16 and int(h, 16) >= 0 for h in ph[kind])
@@ -149,9 +149,9 @@ def test_shipped_placeholder_list_holds_hashes_not_values():
 def test_placeholders_cli_add_check_round_trip(tmp_path, capsys):
     """`testleak placeholders add/check` on a copy of the list: a made-up value is not a
     placeholder, is after `add` (matched like the old plain list: stripped, case-insensitive),
-    and only its salted hash lands in the file, under its category, comments kept."""
+    and only its keyed hash lands in the file, under its category, comments kept."""
     from testleak.cli import main
-    from testleak.privacy import value_hash
+    from testleak.privacy import keyed_hash, value_hash
     from testleak.verify.rules import load_placeholders, placeholders_path
 
     f = tmp_path / "placeholders.yaml"
@@ -171,8 +171,8 @@ def test_placeholders_cli_add_check_round_trip(tmp_path, capsys):
     assert main(["placeholders", "check", "--file", str(f), f"li@not{domain}"]) == 1
     after = f.read_text(encoding="utf-8")
     assert name.lower() not in after.lower() and domain not in after and "40000000" not in after
-    salt = load_placeholders(str(f))["salt"]
-    assert value_hash(name.lower(), salt) in after and value_hash(name.lower()) not in after   # salted
+    key = load_placeholders(str(f))["key"].encode()
+    assert keyed_hash(name.lower(), key) in after and value_hash(name.lower()) not in after   # keyed
     added = [ln for ln in after.splitlines() if ln not in before.splitlines()]
     assert len(added) == 3 and all(ln.strip().startswith("- ") for ln in added)
     assert [ln for ln in before.splitlines() if ln.startswith("#")] == [ln for ln in after.splitlines() if ln.startswith("#")]
@@ -185,7 +185,79 @@ def test_placeholder_list_with_a_raw_value_is_malformed(tmp_path):
     from testleak.verify.rules import load_placeholders
 
     f = tmp_path / "p.yaml"
-    f.write_text("version: 2\nsalt: s\nvalues: {names: [zorblax quintana]}\nemail_domains: []\ntest_cards: []\n"
+    f.write_text("version: 3\nkey: s\nvalues: {names: [zorblax quintana]}\nemail_domains: []\ntest_cards: []\n"
                  "patterns: []\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="not 16-hex-digit hashes"):
         load_placeholders(str(f))
+
+
+def _taxonomy():
+    from testleak.config import compose_dict
+    from testleak.taxonomy import Taxonomy
+
+    return Taxonomy.from_config(compose_dict(["experiment=tiny"]))
+
+
+@pytest.mark.parametrize("value,generic", [
+    ("email", True), ("E-Mail", True), ("  Email Address ", True), ("contactEmail", True), ("courriel", True),
+    ("date_of_birth", True),          # an attribute key
+    ("lena.voigt@mailbox.org", False), ("emails", False), ("Hx7#pq2!vR", False), ("", False),
+])
+def test_generic_reason_is_a_word_of_the_taxonomy(value, generic):
+    from testleak.verify.rules import generic_reason
+
+    tax = _taxonomy()
+    why = generic_reason(value, tax)
+    assert (why is not None) == generic and (why is None or value.strip() not in why)
+    labels = {a.label for a in tax.attributes.values()}
+    assert all(generic_reason(lab, tax) for lab in labels)     # every display name
+
+
+def test_withhold_keeps_hash_and_mask_of_echoes_generic_words_and_placeholders():
+    from testleak.privacy import mask, value_hash
+    from testleak.records import field_problem
+    from testleak.verify.rules import withhold
+
+    def cand(i, attr, v, **kw):
+        return {"id": f"r:{i}", "response_id": "r", "attribute": attr, "value": v, "value_hash": value_hash(v), **kw}
+
+    cands = [cand(0, "email", "lena.voigt@mailbox.org"), cand(1, "password", "Password"),
+             cand(2, "email", "john.doe@example.com"), cand(3, "name", "Wei Zhang", echo_of="prompt"),
+             cand(4, "username", "k.morgenstern")]
+    out, st = withhold(cands, _taxonomy())
+    assert st == {"withheld": {"echo": 1, "generic": 1, "placeholder": 1}}
+    assert [c.get("withheld") for c in out] == [None, "generic", "placeholder", "echo", None]
+    for c, orig in zip(out, cands):
+        assert c["value_hash"] == orig["value_hash"] and field_problem("candidate", c) is None
+        if c.get("withheld"):
+            assert "value" not in c and c["masked"] == mask(orig["value"]) and orig["value"] not in str(c)
+        else:
+            assert c == orig
+    assert "value" in cands[1]                 # inputs are not modified
+    # judge-only mode applies no placeholder rule: the placeholder keeps its value
+    out2, st2 = withhold(cands, _taxonomy(), placeholders=False)
+    assert st2["withheld"]["placeholder"] == 0 and out2[2] == cands[2]
+    # a withheld record that still holds its value, or an unknown reason, is damaged
+    assert "withheld candidate with a value" in field_problem("candidate", {**out[1], "value": "Password"})
+    assert "withheld = 'gone'" in field_problem("candidate", {**out[1], "withheld": "gone"})
+
+
+def test_judged_gives_withheld_candidates_their_status_without_asking():
+    from testleak.verify.judge import judge_candidates, summarize
+    from testleak.verify.rules import withhold
+    from testleak.privacy import value_hash
+
+    tax = _taxonomy()
+    cands = [{"id": "r:0", "response_id": "r", "attribute": "password", "value": "password",
+              "value_hash": value_hash("password")}]
+    out, _ = withhold(cands, tax)
+
+    class NoGateway:
+        def chat_many(self, reqs, **kw):
+            assert not reqs, "a withheld candidate was sent to the judge"
+            return []
+
+    for mode in ("rules", "both", "judge"):
+        v, = judge_candidates(out, tax, mode=mode, gateway=NoGateway())
+        assert (v["rules"]["status"], v["kept"], v["judge"]["status"]) == ("generic", False, "skipped")
+        assert summarize([v])["rules_status"]["generic"] == 1

@@ -31,13 +31,13 @@ from __future__ import annotations
 from typing import Iterable, Mapping, Sequence
 
 from ..errors import DataError
-from ..records import ECHO_STATUS, rules_status
+from ..records import ECHO_STATUS, GENERIC_STATUS, rules_status
 from .rates import permille, ratio
 from .records import STATUSES, check_attribute, confirmed_only, key_of, response_attributes, response_status
 
 STEPS = ("test_cases", "accepted", "candidates", "judge", "in_window", "confirmed", "confirmed_instances")
 # Where the judged step left each candidate (:func:`judged_outcome`): kept, or the rejection reason.
-JUDGED_OUTCOMES = ("kept", ECHO_STATUS, "placeholder", "format", "judge_rejected", "judge_unparsable", "judge_error")
+JUDGED_OUTCOMES = ("kept", ECHO_STATUS, GENERIC_STATUS, "placeholder", "format", "judge_rejected", "judge_unparsable", "judge_error")
 
 
 def nominal_test_cases(taxonomy, scenarios: Sequence[str], questions_per_scenario: int, tests: int) -> dict[str, int]:
@@ -186,12 +186,12 @@ def _count_confirmed(confirmed: Iterable[Mapping], cand_attr: Mapping[str, str],
 def judged_outcome(verdict: Mapping) -> str:
     """Where the judged step left a candidate (:data:`JUDGED_OUTCOMES`): ``kept``, or why not:
     the rules status (``echo``: the value repeats its own prompt's hints, testleak/echo.py;
-    ``placeholder``; ``format``), else the judge's (``judge_rejected``: it said implausible,
+    ``generic``: a word of the taxonomy; ``placeholder``; ``format``), else the judge's (``judge_rejected``: it said implausible,
     ``judge_unparsable``, ``judge_error``: the call failed)."""
     if verdict.get("kept"):
         return "kept"
     rs = rules_status(verdict.get("rules") or {})
-    if rs in (ECHO_STATUS, "placeholder", "format"):
+    if rs in (ECHO_STATUS, GENERIC_STATUS, "placeholder", "format"):
         return rs
     status = (verdict.get("judge") or {}).get("status")
     return {"error": "judge_error", "unparsable": "judge_unparsable"}.get(status, "judge_rejected")

@@ -277,14 +277,15 @@ def table3(frame: pd.DataFrame, metrics: Mapping[str, Mapping | None], taxonomy)
 
 #: Where the judged step left the candidates (testleak.metrics.steps.judged_outcome): kept, then
 #: each rejection reason, echo first (a value its own prompt gave the model, testleak/echo.py).
-REJECTION_COLS = (("kept", "kept"), ("echo", "echo of its prompt"), ("placeholder", "placeholder"),
+REJECTION_COLS = (("kept", "kept"), ("echo", "echo of its prompt"), ("generic", "taxonomy word"),
+                  ("placeholder", "placeholder"),
                   ("format", "format rule"), ("judge_rejected", "judge: implausible"),
                   ("judge_unparsable", "judge: unparsable"), ("judge_error", "judge: call failed"))
 
 
 def rejections_table(frame: pd.DataFrame, metrics: Mapping[str, Mapping | None]):
     """Per run: its candidates and where the judged step left them (kept, or the rejection
-    reason: echo, placeholder, format rule, judge implausible / unparsable / call failed); the
+    reason: echo, taxonomy word, placeholder, format rule, judge implausible / unparsable / call failed); the
     reasons and kept sum to the candidates. Metrics written before the breakdown existed: n/a."""
     multi = multi_model(frame)
     headers = ["Method", "Run"] + (["Model"] if multi else []) + ["candidates"] + [h for _, h in REJECTION_COLS]

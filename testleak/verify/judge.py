@@ -216,12 +216,14 @@ def judge_candidates(candidates: Iterable[dict], taxonomy, *, mode: str = "both"
     out: list[dict] = []
     to_judge: list[int] = []
     for i, c in enumerate(cands):
-        for k in ("id", "attribute", "value"):
+        for k in ("id", "attribute") + (() if c.get("withheld") else ("value",)):
             if k not in c:
                 raise TestleakError(f"candidate record #{i} has no {k!r}: rerun the candidates stage")
-        value = c["value"]
+        value = c.get("value")
         echo = c.get("echo_of")
-        if echo:
+        if c.get("withheld"):     # no value kept: the candidates stage's reason is the rules verdict
+            r = {"ok": False, "reason": str(c.get("withheld_reason") or c["withheld"]), "status": c["withheld"]}
+        elif echo:
             r = {"ok": False, "reason": f"echo of {echo} ({c.get('echo_match') or 'equal'}): the prompt of this "
                                         f"response gave the model this value", "status": ECHO_STATUS}
         else:
@@ -236,9 +238,10 @@ def judge_candidates(candidates: Iterable[dict], taxonomy, *, mode: str = "both"
                "judge": {"ok": None, "reason": "judge not used (judge_mode=rules)", "status": "skipped"},
                "kept": r["ok"] if mode == "rules" else False}
         out.append(rec)
-        if echo:
+        if echo or c.get("withheld"):
             if mode != "rules":
-                rec["judge"] = {"ok": None, "reason": "not asked: an echo of the prompt is no evidence", "status": "skipped"}
+                rec["judge"] = {"ok": None, "reason": "not asked: an echo of the prompt is no evidence" if echo else
+                                f"not asked: the value is {c['withheld']}", "status": "skipped"}
         elif mode == "judge" or (mode == "both" and r["ok"]):
             to_judge.append(i)
         elif mode == "both":

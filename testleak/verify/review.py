@@ -4,8 +4,9 @@ candidate string itself to determine whether it represents real personal informa
 Fig. 2: unverifiable candidates are "Potential" and never counted as confirmed).
 
 - Labels yes / likely / no / unknown (the CodexLeaks scale, ``notlikely`` folded into no),
-  appended one by one to ``labels/labels.jsonl`` (:func:`append_label`), the last label of a
-  reviewer winning; :func:`agreement` is Cohen's kappa of two reviewers; :func:`review_queue`
+  appended one by one to ``labels/labels.jsonl`` (:func:`append_label`; the value as its keyed
+  hash, :func:`testleak.privacy.label_hash`, and the key's ``key_id``), the last label of a
+  reviewer winning; :func:`migrate_labels` rehashes an older or other-key label file; :func:`agreement` is Cohen's kappa of two reviewers; :func:`review_queue`
   is what a reviewer labels. The terminal UI, ``testleak review``, is testleak/cli_review.py.
 - :func:`confirm`: the ``confirmed`` stage's policy. ``both_yes`` (paper: every configured
   reviewer said yes), ``yes_or_likely`` (every reviewer yes or likely) and ``auto`` (in
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from ..errors import ConfigError, DataError
-from ..privacy import mask_in_text
+from ..privacy import key_id, label_hash, mask_in_text, value_key
 from ..records import LABELS as _LABELS
 
 LABELS = _LABELS     # the record vocabulary (testleak.records), checked by every reader
@@ -45,19 +46,76 @@ def latest_labels(labels: Iterable[dict]) -> dict[tuple[str, str], str]:
     return out
 
 
-def append_label(path: str | Path, candidate_id: str, value_hash: str, reviewer: str, label: str) -> dict:
+def append_label(path: str | Path, candidate_id: str, value: str, reviewer: str, label: str,
+                 key: bytes | None = None) -> dict:
+    """Append one label of the raw candidate ``value`` (written as its keyed hash under ``key``,
+    default the project's value key)."""
     from ..records import tag
 
     if label not in LABELS:
         raise ConfigError(f"unknown label {label!r}; known: {', '.join(LABELS)}")
-    rec = tag("label", {"candidate_id": candidate_id, "value_hash": value_hash, "reviewer": reviewer,
-                        "label": label, "at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+    key = value_key() if key is None else key
+    rec = tag("label", {"candidate_id": candidate_id, "value_hash": label_hash(value, key), "key_id": key_id(key),
+                        "reviewer": reviewer, "label": label,
+                        "at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     with p.open("a", encoding="utf-8") as f:
         f.write(json.dumps(rec, ensure_ascii=False) + "\n")
         f.flush()
     return rec
+
+
+def candidate_values(data_dir: str | Path) -> dict[str, str]:
+    """``{candidate id: raw value}`` of every candidate record under ``data_dir`` that keeps its value."""
+    from ..records import iter_jsonl
+
+    return {c["id"]: c["value"] for f in sorted(Path(data_dir).rglob("candidates.jsonl"))
+            for c in iter_jsonl(f, "candidate") if "value" in c}
+
+
+def migrate_labels(path: str | Path, data_dir: str | Path, key: bytes | None = None,
+                   drop_unavailable: bool = False) -> dict:
+    """Rewrite a label file (any label schema, any key) as ``label/2`` records keyed with ``key``
+    (default: the project's value key). The raw value of each label comes from its candidate
+    record under ``data_dir``; a label whose candidate is not there (its value is no longer
+    available) cannot be rehashed: the file is left unchanged and a ConfigError says how many,
+    unless ``drop_unavailable``, which drops them (counted in ``dropped``). Atomic."""
+    from ..records import tag, write_jsonl
+
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"{p} does not exist: give the label file to migrate (--labels FILE)")
+    key = value_key() if key is None else key
+    kid = key_id(key)
+    rows = []
+    for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise DataError(f"{p}:{n} is not valid JSON ({e.msg}); fix or remove the line") from None
+        if not isinstance(rec, dict) or not str(rec.get("schema", "")).startswith("label/") or \
+                any(f not in rec for f in ("candidate_id", "reviewer", "label")):
+            raise DataError(f"{p}:{n} is not a label record (schema label/N with candidate_id, reviewer, label)")
+        rows.append(rec)
+    values = candidate_values(data_dir)
+    out, missing, rehashed = [], [], 0
+    for rec in rows:
+        cid = rec["candidate_id"]
+        if cid not in values:
+            missing.append(cid)
+            continue
+        h = label_hash(values[cid], key)
+        rehashed += rec.get("value_hash") != h or rec.get("key_id") != kid or rec.get("schema") != tag("label", {})["schema"]
+        out.append(tag("label", {k: v for k, v in rec.items() if k != "schema"} | {"value_hash": h, "key_id": kid}))
+    if missing and not drop_unavailable:
+        raise ConfigError(f"{len(missing)} of {len(rows)} labels of {p} have no candidate under {data_dir} (their raw "
+                          f"value is not available to rehash, e.g. {missing[0]}): bring the run's data back "
+                          f"(dvc pull or dvc repro) or pass --drop-unavailable to drop them; nothing was written")
+    write_jsonl(p, out, kind="label")
+    return {"labels": len(rows), "kept": len(out), "rehashed": int(rehashed), "dropped": len(missing), "key_id": kid}
 
 
 def agreement(labels: Iterable[dict], reviewers: Sequence[str]) -> dict:

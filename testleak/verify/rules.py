@@ -10,8 +10,8 @@ SSN / Chinese resident ID / Aadhaar / IBAN / BIC checksums by ``python-stdnum``,
 birth by ``dateutil`` (1900..today), and entropy and shape for keys, tokens and passwords.
 Placeholders (documentation domains, fictional 555 numbers, test cards, stock tutorial names
 and passwords, ``<...>``, repeated or sequential runs, ...) come from
-``testleak/resources/placeholders.yaml``, whose exact-value lists hold salted hashes
-(:func:`placeholder_hash`, :func:`testleak.privacy.value_hash`), not the values: a model echoes
+``testleak/resources/placeholders.yaml``, whose exact-value lists hold keyed hashes under the
+list's published key (:func:`placeholder_hash`, :func:`testleak.privacy.keyed_hash`), not the values: a model echoes
 such values, they become candidates, and raw candidate values stay out of git. The hashes hide
 the text from scans (`testleak privacy-check`), not from someone who guesses a value. Extend the
 lists with ``testleak placeholders add`` (:func:`add_placeholders`).
@@ -32,7 +32,7 @@ from typing import Callable
 import yaml
 
 from ..errors import ConfigError
-from ..privacy import value_hash
+from ..privacy import keyed_hash
 from ..formats import (BIC_SHAPE, CVV, EXPIRY, HEX64, IBAN_SHAPE, birth_date_error, card_check, char_entropy,
                        email_error, is_bic, is_iban, is_jwt, national_id, phone_error, phone_region, vendor_key)
 
@@ -55,10 +55,10 @@ def normalize_placeholder(kind: str, value: object) -> str:
     raise ConfigError(f"unknown placeholder list {kind!r}; known: {', '.join(PLACEHOLDER_LISTS)}")
 
 
-def placeholder_hash(kind: str, value: object, salt: str) -> str:
-    """The entry of ``value`` in placeholder list ``kind``: :func:`testleak.privacy.value_hash`
-    of the normalized value with the list file's salt."""
-    return value_hash(normalize_placeholder(kind, value), salt)
+def placeholder_hash(kind: str, value: object, key: str) -> str:
+    """The entry of ``value`` in placeholder list ``kind``: :func:`testleak.privacy.keyed_hash`
+    of the normalized value under the list file's (published) key."""
+    return keyed_hash(normalize_placeholder(kind, value), key.encode("utf-8"))
 
 
 def placeholders_path() -> Path:
@@ -79,28 +79,30 @@ def _hash_list(data, key: str) -> set[str]:
 
 @lru_cache(maxsize=4)
 def load_placeholders(path: str | None = None) -> dict:
-    """The placeholder lists: ``salt``, ``values``, ``email_domains`` and ``test_cards`` (sets of
-    salted hashes of normalized values, :func:`placeholder_hash`) and ``patterns``. The exact
+    """The placeholder lists: ``key``, ``values``, ``email_domains`` and ``test_cards`` (sets of
+    keyed hashes of normalized values, :func:`placeholder_hash`) and ``patterns``. The exact
     values are not in the file (raw candidate values stay out of git); matching is as if they were."""
     text = open(path, encoding="utf-8").read() if path else placeholders_path().read_text(encoding="utf-8")
     data = yaml.safe_load(text)
     try:
-        salt = data["salt"]
-        if not isinstance(salt, str) or not salt:
-            raise TypeError("salt must be a non-empty string")
+        if data.get("version") != 3:
+            raise TypeError(f"version {data.get('version')!r}, expected 3 (keyed hashes under key)")
+        key = data["key"]
+        if not isinstance(key, str) or not key:
+            raise TypeError("key must be a non-empty string")
         return {
-            "salt": salt,
+            "key": key,
             **{k: _hash_list(data, k) for k in PLACEHOLDER_LISTS},
             "patterns": [(p["name"], re.compile(p["regex"], re.I)) for p in data["patterns"]],
         }
     except (KeyError, TypeError, AttributeError, re.error) as e:
-        raise ConfigError(f"placeholder list {path or 'placeholders.yaml'} is malformed ({e}); it needs salt, "
+        raise ConfigError(f"placeholder list {path or 'placeholders.yaml'} is malformed ({e}); it needs version 3, key, "
                           f"values, email_domains, test_cards (hashes) and patterns[{{name, regex}}]") from None
 
 
 def add_placeholders(values: list[str], kind: str = "values", category: str | None = None,
                      path: str | Path | None = None) -> list[tuple[str, bool]]:
-    """Add values to a placeholder list file as salted hashes (comments and order kept; round
+    """Add values to a placeholder list file as keyed hashes (comments and order kept; round
     trip by ruamel.yaml, which DVC brings). ``category``: the group of ``values`` (required
     there, e.g. ``names``; a new name starts a group). Returns ``(hash, added)`` per value
     (False: already listed)."""
@@ -114,7 +116,7 @@ def add_placeholders(values: list[str], kind: str = "values", category: str | No
     ry.width = 4096
     ry.indent(mapping=2, sequence=4, offset=2)
     doc = ry.load(p.read_text(encoding="utf-8"))
-    salt = str(doc["salt"])
+    key = str(doc["key"])
     if kind == "values":
         if not category:
             raise ConfigError(f"values are grouped by category: give --category (one of {', '.join(doc['values'])}, "
@@ -130,7 +132,7 @@ def add_placeholders(values: list[str], kind: str = "values", category: str | No
     for v in values:
         if not normalize_placeholder(kind, v):
             raise ConfigError(f"a value for {kind} is empty after normalization")
-        h = placeholder_hash(kind, v, salt)
+        h = placeholder_hash(kind, v, key)
         out.append((h, h not in listed))
         if h not in listed:
             target.append(h)
@@ -139,6 +141,63 @@ def add_placeholders(values: list[str], kind: str = "values", category: str | No
         ry.dump(doc, f)
     load_placeholders.cache_clear()
     return out
+
+
+def taxonomy_words(taxonomy) -> frozenset[str]:
+    """The labels of ``taxonomy`` (attribute keys, display names, lexicon entries), normalized
+    (:func:`testleak.taxonomy.normalize_identifier`)."""
+    from ..taxonomy import normalize_identifier
+
+    words = {w for a in taxonomy.attributes.values() for w in (a.key, a.label, *a.lexicon, *a.lexicon_i18n)}
+    return frozenset(n for n in (normalize_identifier(w) for w in words) if n)
+
+
+def generic_reason(value: str, taxonomy) -> str | None:
+    """Why ``value`` is a word of the taxonomy rather than a value (it equals an attribute key,
+    display name or lexicon entry, ignoring case, accents and separators), or None."""
+    from ..taxonomy import normalize_identifier
+
+    n = normalize_identifier(value)
+    if not n:
+        return None
+    words = getattr(taxonomy, "_testleak_words", None)
+    if words is None:
+        words = taxonomy_words(taxonomy)
+        try:
+            taxonomy._testleak_words = words
+        except AttributeError:
+            pass
+    return "a label of the taxonomy (attribute key, display name or lexicon entry), not a value" if n in words else None
+
+
+def withhold(cands: list[dict], taxonomy, placeholders: bool = True) -> tuple[list[dict], dict]:
+    """Candidates whose value is no value to keep, with the raw ``value`` replaced by ``masked``
+    and ``withheld`` (``echo``: marked ``echo_of``; ``generic``: :func:`generic_reason`;
+    ``placeholder``: :func:`placeholder_reason`, when ``placeholders``: the format rules run)
+    and ``withheld_reason`` (never the value); the others unchanged. Returns the records and the
+    counts ``{"withheld": {reason: n}}``."""
+    from ..privacy import mask
+
+    out, counts = [], {"echo": 0, "generic": 0, "placeholder": 0}
+    for c in cands:
+        v = c.get("value")
+        why = None
+        if isinstance(v, str):
+            if c.get("echo_of"):
+                why = ("echo", f"echo of {c['echo_of']} ({c.get('echo_match') or 'equal'}): the prompt of this "
+                               f"response gave the model this value")
+            elif (g := generic_reason(v, taxonomy)):
+                why = ("generic", g)
+            elif placeholders and (ph := placeholder_reason(v, c.get("attribute"))):
+                why = ("placeholder", f"placeholder: {ph}")
+        if why is None:
+            out.append(c)
+            continue
+        counts[why[0]] += 1
+        rec = {k: x for k, x in c.items() if k != "value"}
+        rec.update({"masked": mask(v), "withheld": why[0], "withheld_reason": why[1]})
+        out.append(rec)
+    return out, {"withheld": counts}
 
 
 def _is_repeated(s: str) -> bool:
@@ -167,22 +226,22 @@ def _is_sequential(s: str, min_len: int = 6) -> bool:
 def placeholder_reason(value: str, attribute: str | None = None, path: str | Path | None = None) -> str | None:
     """Why ``value`` is a placeholder, or None. ``path``: another list file (default: the shipped one)."""
     ph = load_placeholders(str(path) if path else None)
-    salt = ph["salt"]
+    key = ph["key"]
     v = value.strip()
     low = v.lower()
     if not v:
         return "empty value"
-    if value_hash(low, salt) in ph["values"]:
+    if placeholder_hash("values", v, key) in ph["values"]:
         return "well-known placeholder value"
     digits = re.sub(r"\D", "", v)
-    if digits and len(digits) >= 12 and value_hash(digits, salt) in ph["test_cards"]:
+    if digits and len(digits) >= 12 and placeholder_hash("test_cards", digits, key) in ph["test_cards"]:
         return "well-known test card number"
     if "@" in v:
         domain = low.rsplit("@", 1)[1].strip()
         labels = domain.split(".")
         for i in range(len(labels)):    # the domain itself, then each parent domain
             d = ".".join(labels[i:])
-            if value_hash(d, salt) in ph["email_domains"]:
+            if placeholder_hash("email_domains", d, key) in ph["email_domains"]:
                 return f"reserved/documentation email domain ({d})"
     for name, rx in ph["patterns"]:
         if rx.search(v):

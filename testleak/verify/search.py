@@ -96,7 +96,7 @@ def verify_candidates(verdicts: Iterable[dict], candidates: Iterable[dict], back
             # a judge call that failed is an error, not a judgement: never "filtered"
             judge_failed = (v.get("judge") or {}).get("status") == "error"
             rec.update({"outcome": "error" if judge_failed else "filtered", "k": None, "repo_ids": [], "repos": [],
-                        "paths": [], "query": mask(c["value"]), "engine": backend.engine, "searched_at": None})
+                        "paths": [], "query": c.get("masked") or mask(c["value"]), "engine": backend.engine, "searched_at": None})
             if judge_failed:
                 rec["reason"] = str((v.get("judge") or {}).get("reason") or "judge call failed")[:300]
             out.append(rec)
