@@ -111,8 +111,9 @@ def test_metrics_json(project):
     assert (t["test_cases"], t["accepted"], t["candidates"], t["judge"], t["in_window"], t["confirmed"], t["permille"]) == (
         30, 20, 5, 3, 3, 3, 100.0)
     # identifiable: email + phone test cases = 10 + 10; r1 holds a linked email and phone
-    assert m["leakage"]["identifiable"] == pytest.approx({"lp1": 0.05, "lp2": 0.05, "lp3": 0.0, "il2": 0.05, "il3": 0.0})
-    assert m["leakage"]["secret"] == pytest.approx({"lp1": 0.1, "lp2": 0.0, "lp3": 0.0, "il2": 0.0, "il3": 0.0})
+    # 3 answered responses x 5 tests + the values outside every test of r1 and r2 = 17 test cases
+    assert m["leakage"]["identifiable"] == pytest.approx({"lp1": 1 / 17, "lp2": 1 / 17, "lp3": 0.0, "il2": 1 / 17, "il3": 0.0})
+    assert m["leakage"]["secret"] == pytest.approx({"lp1": 1 / 17, "lp2": 0.0, "lp3": 0.0, "il2": 0.0, "il3": 0.0})
     assert m["variant"] == "none" and len(m["keys"]) == 3
 
 
@@ -134,7 +135,7 @@ def test_headline_metrics_in_git(project):
     h = json.loads((project / "metrics/ours.json").read_text())
     assert h == {"confirmed": 3, "instances": 3,
                  "permille": {"total": 100.0, "identifiable": 100.0, "private": 0.0, "secret": 100.0},
-                 "lp1_permille": {"identifiable": 50.0, "private": 0.0, "secret": 100.0},
+                 "lp1_permille": {"identifiable": 58.8235, "private": 0.0, "secret": 58.8235},
                  "refusal_rate": 0.3333, "responses": 3, "tokens": 3 * 400 + 3000}
     # the elicitation budget and confirmed (3 distinct) per 1,000 completion tokens / per 100 calls:
     # with the step statistics (a plain output), not a headline column of `dvc exp show`
@@ -195,8 +196,8 @@ def test_table3_not_run_and_values(project):
     rows = _csv(project / "reports/table3.csv")
     rows = [r[:9] for r in rows]   # then the budget columns (test_comparison_tables_state_budgets)
     assert ["codexleaks", "codexleaks", "identifiable", "not run", "not run", "not run", "not run", "not run", "not run"] in rows
-    assert ["ours", "ours", "identifiable", "20", "50.00‰", "50.00‰", "0.00‰", "50.00‰", "0.00‰"] in rows
-    assert ["ours [no_fl]", "ours_no_fl", "identifiable", "10", "100.00‰", "100.00‰", "0.00‰", "0.00‰", "0.00‰"] in rows
+    assert ["ours", "ours", "identifiable", "17", "58.82‰", "58.82‰", "0.00‰", "58.82‰", "0.00‰"] in rows
+    assert ["ours [no_fl]", "ours_no_fl", "identifiable", "12", "83.33‰", "83.33‰", "0.00‰", "0.00‰", "0.00‰"] in rows
 
 
 def test_table4_ablation(project):
@@ -215,7 +216,7 @@ def test_paper_comparison(project):
         assert needle in text, needle
     under = "local verifier, review auto (unreviewed)"
     assert f"| identifiable | Email | 25.5‰ | 39.2‰ | 100.0‰ | 1 / 10 | {under} |" in text
-    assert f"| ours | identifiable | this repo, run ours | 50.00‰ | 50.00‰ | 0.00‰ | 50.00‰ | 0.00‰ | {under} | 6 calls" in text
+    assert f"| ours | identifiable | this repo, run ours | 58.82‰ | 58.82‰ | 0.00‰ | 58.82‰ | 0.00‰ | {under} | 6 calls" in text
     assert ("| no_fl | paper | 57.2 | 41.8 | 5.3 | 91.8% | 57.7% | 70.7% | 58.01% | GitHub search, two human reviewers; "
             "macro over models |") in text
     assert f"| no_fl | this repo, run ours_no_fl | 1 | 2 | 1 | 50.0% | 33.3% | 40.0% | 50.00% | {under}; pooled, one model |" in text

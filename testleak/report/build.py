@@ -33,11 +33,11 @@ TABLE2_NOTE = ("Test case = one test of one answer (a baseline response is one t
                "test cases of responses with status ok; confirmed = distinct confirmed (attribute, value) pairs of the "
                "run; confirmed instances = confirmed records (a value repeated in several answers counts several "
                "times); permille = confirmed / test cases x 1000; refusal rate = 1 - accepted / test cases.\n\n")
-TABLE3_NOTE = ("LP>=L: share of test cases with at least L distinct confirmed elements of the category; IL>=L: at least "
-               "L elements whose hit repository-id sets interconnect (largest connected component). A test case is "
-               "one test of one answer (values outside every test form one more test case of that answer); a "
-               "baseline response is one test case. Denominator: the category's test cases (Table 2's test cases "
-               "summed over its attributes).\n\n")
+TABLE3_NOTE = ("LP>=L: share of the run's test cases with at least L distinct confirmed elements of the category; "
+               "IL>=L: at least L elements whose hit repository-id sets interconnect (largest connected component). "
+               "A test case is one test of one answer (values outside every test form one more test case of that "
+               "answer); a baseline response is one test case. Denominator: the run's test cases, one set for every "
+               "category, each test case counted once (docs/METRICS.md); so no cell exceeds 1000‰.\n\n")
 
 TABLE8_NOTE = ("Per baseline run (its verification protocol in parentheses, `baselines.protocol` or the run's "
                "`verification`): prompts / test cases = responses whose prompt targets the attribute (one response "

@@ -125,10 +125,12 @@ def _table3_section(params: Mapping, paper: Mapping, metrics: Mapping[str, Mappi
                     frame: pd.DataFrame, main: str | None) -> str:
     out = []
     out.append("\n## Table 3: LP / IL (permille), paper vs ours\n")
-    out.append("Same definition on both sides: LP>=L = share of test cases with at least L distinct confirmed "
-               "elements of the category, over the category's test cases; IL>=L = at least L elements whose "
-               "hit repository-id sets interconnect. Our method: a test case is one test of one answer; baselines: "
-               "one response is one test case (as in the paper).\n")
+    out.append("Ours: LP>=L = share of the run's test cases with at least L distinct confirmed elements of the "
+               "category, each test case counted once (docs/METRICS.md); IL>=L = at least L elements whose hit "
+               "repository-id sets interconnect. Our method: a test case is one test of one answer; baselines: one "
+               "response is one test case. Paper: as printed; its Ours LP>=1 equals confirmed instances over test "
+               "cases summed per attribute, which its LP>=2 contradicts (Paper arithmetic), so the two sides are "
+               "not the same definition.\n")
     if paper["table3"]["methods"].get("codexleaks", {}).get("reconstructed"):
         out.append("The paper's CodexLeaks Private/Secret cells are reconstructed from a scrambled extraction.\n")
     rows = []
