@@ -167,9 +167,12 @@ def declarations(paths: Paths | None = None) -> list[Stage]:
               deps=["${verifier.index}", run_files["candidates"], stats("candidates"), run_files["judged"],
                     stats("judged")],
               outs=[run_files["verified"], stats("verified")]),
+        # under review=auto the automatic reviewer of a baseline verified as published judges here
         Stage("confirmed", foreach=per_run, args=RUN,
-              params=["review", "max_error_share"],
-              deps=[r(paths.labels_dir), run_files["judged"], stats("judged"), run_files["verified"], stats("verified")],
+              params=["review", "max_error_share", "seed", "taxonomy", "judge", "verifier.judge_mode", "verifier.judge",
+                      "library.prior", "budget", "answers", f"experiment.runs.{RUN}", "baselines.protocol"],
+              deps=[r(paths.labels_dir), res("placeholders.yaml"), r(paths.library("prior")), run_files["candidates"],
+                    stats("candidates"), run_files["judged"], stats("judged"), run_files["verified"], stats("verified")],
               outs=[run_files["confirmed"], stats("confirmed")]),
         Stage("library", foreach="${experiment.library_from}", args="${key}",
               params=["library", "taxonomy", "seed", "experiment.library_from.${key}"],
@@ -181,7 +184,7 @@ def declarations(paths: Paths | None = None) -> list[Stage]:
               params=["experiment.name", f"experiment.runs.{RUN}", RUN_MODEL, "experiment.scenarios",
                       "experiment.questions_per_scenario", "experiment.tests_per_function",
                       "ablation.name", "judge.name",
-                      "verifier.backend", "review.policy", "taxonomy"],
+                      "verifier.backend", "review.policy", "taxonomy", "baselines.protocol"],
               deps=[r(paths.questions), r(paths.questions_stats)] + list(run_files.values())
               + [stats(k) for k in ("responses", "candidates", "judged", "verified", "confirmed")],
               outs=[r(paths.run_metrics(RUN))],

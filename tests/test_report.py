@@ -207,6 +207,15 @@ def test_table4_ablation(project):
     assert rows["none"][1] == "ours" and rows["none"][5:] == ["-", "-", "-", "-", "-", "-", "33.33%"]
 
 
+def test_table3_names_protocol_and_review_of_each_number(project):
+    rows = _csv(project / "reports/table3.csv")
+    head = rows[0]
+    assert head[-2:] == ["Protocol (filter)", "Review"]
+    ours = [r for r in rows[1:] if r[1] == "ours"]
+    assert ours and all(r[-2:] == ["shared", "auto (unreviewed)"] for r in ours)
+    assert all(r[-2:] == ["not run", "not run"] for r in rows[1:] if r[1] == "codexleaks")
+
+
 def test_paper_comparison(project):
     text = (project / "reports/paper_comparison.md").read_text(encoding="utf-8")
     params = yaml.safe_load((project / "params.yaml").read_text())
@@ -214,7 +223,7 @@ def test_paper_comparison(project):
                    "| Review policy |", "auto (unreviewed)", "not run", "21.8‰", "39.3%", "22.55‰", "24.12%",
                    "8 scenarios x 20 questions x 10 tests", "## Paper arithmetic", "13.64‰", "580.3"):
         assert needle in text, needle
-    under = "local verifier, review auto (unreviewed)"
+    under = "shared protocol, local verifier, review auto (unreviewed)"
     assert f"| identifiable | Email | 25.5‰ | 39.2‰ | 100.0‰ | 1 / 10 | {under} |" in text
     assert f"| ours | identifiable | this repo, run ours | 58.82‰ | 58.82‰ | 0.00‰ | 58.82‰ | 0.00‰ | {under} | 6 calls" in text
     assert ("| no_fl | paper | 57.2 | 41.8 | 5.3 | 91.8% | 57.7% | 70.7% | 58.01% | GitHub search, two human reviewers; "

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
-from ..config import run_model, run_spec
+from ..config import run_model, run_protocol, run_spec
 from .ablation import confirmed_keys
 from .curves import cumulative_confirmed
 from .leakage import leakage_levels
@@ -38,6 +38,7 @@ def run_meta(params: Mapping, run: str, responses: Iterable[Mapping]) -> dict:
         "family": model.get("family"),
         "judge": params["judge"]["name"],
         "verifier": params["verifier"]["backend"],
+        "protocol": run_protocol(params, run),   # the run's filter; its review is the same for every method
         "sizes": {
             "scenarios": len(params["experiment"]["scenarios"]),
             "questions_per_scenario": params["experiment"]["questions_per_scenario"],

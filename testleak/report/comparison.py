@@ -16,23 +16,17 @@ from typing import Mapping
 import pandas as pd
 
 from .arithmetic import arithmetic_section
-from .markdown import NOT_RUN, frac_pm, md_table, num, pc, pct, pm
+from .markdown import NOT_RUN, UNREVIEWED, frac_pm, md_table, num, pc, pct, pm, review_label
 from .tables import LEVELS, VARIANT_ORDER, budget_cells, efficiency_cells, final_ours
 
-UNREVIEWED = "unreviewed"
-
-
-def review_label(policy: str | None) -> str:
-    """The review policy as shown in titles: ``auto`` confirms every in-window candidate
-    without a human, so its results are labelled unreviewed."""
-    p = policy or "unknown"
-    return f"{p} ({UNREVIEWED})" if "auto" in p.split("+") else p
 
 
 def obtained_under(m: Mapping | None, params: Mapping) -> str:
     if not m:
         return NOT_RUN
-    return f"{m.get('verifier') or params['verifier']['backend']} verifier, review {review_label(m.get('policy'))}"
+    proto = m.get("protocol") or ("shared" if m.get("method") == "ours" else None)
+    return ((f"{proto} protocol, " if proto else "")
+            + f"{m.get('verifier') or params['verifier']['backend']} verifier, review {review_label(m.get('policy'))}")
 
 
 def _settings(params: Mapping, paper: Mapping, frame: pd.DataFrame, policy: str) -> str:
@@ -143,7 +137,7 @@ def _table3_section(params: Mapping, paper: Mapping, metrics: Mapping[str, Mappi
         for cat in taxonomy.categories:
             p = paper["table3"]["methods"][method][cat]
             rows.append([method, cat, "paper"] + [pm(p[k]) for k, _ in LEVELS] + ["GitHub search, two human reviewers"]
-                        + ["not reported (a comparable budget, Sec. 6.1)"])
+                        + ["not reported by the paper"])
             side = f"this repo, run {run}" if run else "this repo (no run configured)"
             if m:
                 rows.append([method, cat, side] + [frac_pm(m["leakage"][cat][k]) for k, _ in LEVELS]

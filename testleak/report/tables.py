@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..config import MODEL_SEP
 from ..metrics import ablation_scores, family_means
-from .markdown import NOT_RUN, frac_pm, num, pct, pm
+from .markdown import NOT_RUN, frac_pm, num, pct, pm, review_label
 
 METHOD_ORDER = ("codebreaker", "codexleaks", "ours")
 STEP_COLS = (("test_cases", "test cases"), ("accepted", "accepted"), ("judge", "judge LLM"),
@@ -50,10 +50,11 @@ def runs_frame(runs: Mapping[str, Mapping], metrics: Mapping[str, Mapping | None
         variant = m.get("variant") if m else (own.get("name") or "none") if spec["method"] == "ours" else "none"
         recs.append({"run": r, "method": spec["method"], "variant": variant or "none", "round": int(spec.get("round", 0)),
                      "ran": m is not None, "policy": m.get("policy") if m else None,
+                     "protocol": (m.get("protocol") or ("shared" if spec["method"] == "ours" else None)) if m else None,
                      "verifier": m.get("verifier") if m else None,
                      "model": (m or {}).get("model") or mcfg.get("name") or "?",
                      "family": (m or {}).get("family") or mcfg.get("family") or "?", "kind": "model"})
-    cols = ["run", "method", "variant", "round", "ran", "policy", "verifier", "model", "family", "kind"]
+    cols = ["run", "method", "variant", "round", "ran", "policy", "protocol", "verifier", "model", "family", "kind"]
     return _ordered(pd.DataFrame(recs, columns=cols))
 
 
@@ -253,18 +254,32 @@ def efficiency_cells(m: Mapping | None) -> list[str]:
     return [num(eff.get(k), 3) for k, _ in EFFICIENCY_COLS]
 
 
+def provenance_cells(m: Mapping | None) -> list[str]:
+    """How a run's numbers were obtained: its verification protocol (``published``: the
+    baseline's own filter; ``shared``: our rules + judge) and its review (the same for every
+    method: the reviewers' labels, or ``auto``, the automatic reviewer)."""
+    if m is None:
+        return [NOT_RUN, NOT_RUN]
+    proto = m.get("protocol") or ("shared" if m.get("method") == "ours" else "-")
+    return [proto, review_label(m.get("policy"))]
+
+
+PROVENANCE_HEADERS = ["Protocol (filter)", "Review"]
+
+
 def table3(frame: pd.DataFrame, metrics: Mapping[str, Mapping | None], taxonomy):
     """LP-L / IL-L per run and category, in permille (Table 3 layout), over test cases, with the
-    budget each run spent (calls, prompt and completion tokens, how it was set) and its confirmed
-    leaks per 1,000 completion tokens and per 100 calls (the same on each category row)."""
+    budget each run spent (calls, prompt and completion tokens, how it was set), its confirmed
+    leaks per 1,000 completion tokens and per 100 calls (the same on each category row), and the
+    protocol and review its numbers were obtained under."""
     multi = multi_model(frame)
     headers = ["Method", "Run"] + (["Model", "Family"] if multi else []) + ["Category", "Test cases"] \
-        + [h for _, h in LEVELS] + budget_headers() + [h for _, h in EFFICIENCY_COLS]
+        + [h for _, h in LEVELS] + budget_headers() + [h for _, h in EFFICIENCY_COLS] + PROVENANCE_HEADERS
     rows = []
     for row in frame.itertuples():
         m = metrics.get(row.run)
         first = [row.label, row.run] + ([row.model, row.family] if multi else [])
-        tail = budget_cells(m) + efficiency_cells(m)
+        tail = budget_cells(m) + efficiency_cells(m) + provenance_cells(m)
         for cat in list(taxonomy.categories) + ["all"]:
             if m is None:
                 rows.append(first + [cat, NOT_RUN] + [NOT_RUN] * len(LEVELS) + tail)
