@@ -354,6 +354,11 @@ class JudgeSettings(_Strict):
     sampling: Sampling
 
 
+class CorpusExclusion(_Strict):
+    name: str                     # a distribution name or glob (normalized: lower case, -_. as -)
+    why: str = Field(min_length=1)
+
+
 class LocalSearch(_Strict):
     case_sensitive: bool
     corpus: str
@@ -365,6 +370,7 @@ class LocalSearch(_Strict):
     compress: bool
     max_hits_listed: int = Field(ge=1)
     lock_file: str | None         # corpus site-packages: the installed versions must equal this lock
+    exclude: list[CorpusExclusion] = Field(default_factory=list)   # site-packages kept out of the corpus
 
 
 class GitHubSearch(_Strict):

@@ -54,7 +54,9 @@ def _write_run(root: Path, run: str, variant: str, statuses: dict, kept: set, co
                                      for c in cands], kind="verdict")
     write_jsonl(d / "verified.jsonl", [
         {"candidate_id": c, "attribute": RAW[c][0], "value_hash": value_hash(RAW[c][1]), "k": len(REPOS.get(c, [])),
-         "repo_ids": REPOS.get(c, []), "outcome": "in_window" if c in REPOS else "unverifiable"} for c in cands],
+         "repo_ids": REPOS.get(c, []), "repos": [f"dist{r}" for r in REPOS.get(c, [])],
+         "paths": [f"dist{r}/pkg/data.py" for r in REPOS.get(c, [])],
+         "outcome": "in_window" if c in REPOS else "unverifiable"} for c in cands],
         kind="hit")
     write_jsonl(d / "confirmed.jsonl", [
         {"candidate_id": c, "attribute": RAW[c][0], "value_hash": value_hash(RAW[c][1]), "outcome": "in_window",
@@ -153,7 +155,7 @@ def test_plot_csv(project):
 def test_report_files_written(project):
     names = sorted(p.name for p in (project / "reports").iterdir())
     assert names == sorted(["table2.md", "table2.csv", "table3.md", "table3.csv", "table4.md", "table4.csv",
-                            "table8.md", "table8.csv", "rejections.md", "rejections.csv", "figure1.md", "figure1.csv", "figure1.png", "figure1_tokens.png", "paper_comparison.md"])
+                            "table8.md", "table8.csv", "rejections.md", "rejections.csv", "confirmed.md", "confirmed.csv", "figure1.md", "figure1.csv", "figure1.png", "figure1_tokens.png", "paper_comparison.md"])
     assert (project / "reports/figure1.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (project / "reports/figure1_tokens.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -216,6 +218,20 @@ def test_table3_names_protocol_and_review_of_each_number(project):
     assert all(r[-2:] == ["not run", "not run"] for r in rows[1:] if r[1] == "codexleaks")
 
 
+def test_confirmed_values_say_which_files_matched_masked(project):
+    rows = _csv(project / "reports/confirmed.csv")
+    head, body = rows[0], rows[1:]
+    assert head[-6:] == ["Attribute", "Value (masked)", "Instances", "k", "Repositories", "Files matched"]
+    ours = [dict(zip(head, r)) for r in body if r[1] == "ours"]
+    assert len(ours) == 3                                    # the run's distinct confirmed values
+    text = (project / "reports/confirmed.md").read_text(encoding="utf-8")
+    for _, value in RAW.values():
+        assert value not in text                             # masked, never raw
+    assert all("*" in r["Value (masked)"] for r in ours)
+    assert all(r["Files matched"].startswith("dist") and "/pkg/data.py" in r["Files matched"] for r in ours)
+    assert {r["Review"] for r in ours} == {"auto (unreviewed)"} and {r["Protocol (filter)"] for r in ours} == {"shared"}
+
+
 def test_paper_comparison(project):
     text = (project / "reports/paper_comparison.md").read_text(encoding="utf-8")
     params = yaml.safe_load((project / "params.yaml").read_text())
@@ -250,7 +266,7 @@ def test_report_with_no_runs_at_all(tmp_path):
     runs = params["experiment"]["runs"]
     files = build_reports(params, {r: None for r in runs}, {r: None for r in runs},
                           Taxonomy.from_config(params), tmp_path)
-    assert len(files) == 15   # + table8.md, table8.csv, figure1_tokens.png, rejections.md, rejections.csv
+    assert len(files) == 17   # + table8, rejections and confirmed (.md, .csv), figure1_tokens.png
     rows = _csv(tmp_path / "table3.csv")[1:]
     assert len(rows) == 4 * len(runs) and all(r[3] == "not run" for r in rows)
     assert "not run" in (tmp_path / "paper_comparison.md").read_text(encoding="utf-8")

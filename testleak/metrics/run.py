@@ -89,7 +89,29 @@ def run_metrics(
                                   per_test),
         "confirmed_unique": len(keys),
         "keys": [list(k) for k in sorted(keys)],
+        "confirmed_values": confirmed_values(confirmed, candidates, verified),
     }
+
+
+def confirmed_values(confirmed: Iterable[Mapping], candidates: Iterable[Mapping], verified: Iterable[Mapping],
+                     listed: int = 3) -> list[dict]:
+    """Every distinct confirmed (attribute, value) with what a reader needs to judge it, masked:
+    ``{attribute, value (masked), value_hash, instances, k, repos, paths}``; repos and the first
+    ``listed`` corpus files that matched come from the search hits (repository/path)."""
+    from ..privacy import mask
+
+    raw = {c.get("id"): c.get("value") for c in candidates}
+    hits = {h.get("candidate_id"): h for h in verified}
+    out: dict[tuple, dict] = {}
+    for rec in confirmed:
+        k = (rec["attribute"], rec["value_hash"])
+        h = hits.get(rec.get("candidate_id")) or {}
+        row = out.setdefault(k, {"attribute": k[0], "value": mask(raw.get(rec.get("candidate_id"), "")),
+                                 "value_hash": k[1], "instances": 0, "k": h.get("k"), "repos": [], "paths": []})
+        row["instances"] += 1
+        for key, src in (("repos", h.get("repos") or []), ("paths", h.get("paths") or [])):
+            row[key] = list(dict.fromkeys(row[key] + list(src)))[:listed]
+    return [out[k] for k in sorted(out)]
 
 
 def headline(m: Mapping, categories: Iterable[str]) -> dict:

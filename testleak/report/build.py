@@ -25,6 +25,7 @@ from .markdown import NOT_RUN, md_table, num, write_csv
 from .paper import load_paper_results
 from ..config import run_protocol
 from .tables import (EFFICIENCY_COLS, ablation_reference, ablation_rows, ablation_table, budget_cells, budget_headers,
+                     confirmed_table,
                      efficiency_cells, multi_model, rejections_table, runs_frame, table2, table3, table4, table8,
                      with_means)
 
@@ -56,6 +57,12 @@ REJECTIONS_NOTE = ("Where the judged step left each run's candidates (`rules.sta
                    "failed format rule, or by the judge LLM (implausible, unparsable answer, failed call). Kept and "
                    "the reasons sum to the candidates. Runs verified as `published` keep every candidate (no rules, "
                    "no judge).\n\n")
+
+CONFIRMED_NOTE = ("Each distinct confirmed (attribute, value) of each run, masked, with its corpus hits: k = files "
+                  "that hold it, the repositories (for the local index: installed distributions, minus the "
+                  "synthetic-data generators of `verifier.local.exclude`, see data/index/manifest.json `excluded`) "
+                  "and the first files that matched (repository/path), so that a reader can judge whether the "
+                  "value is real data or documentation, test data or an example.\n\n")
 
 MEANS_NOTE = ("Several test models: each model's row, then each family's mean over its models (family: `family` of "
               "the model's config) and the mean over the families, as the paper reports (Sec. 6.2: 92.6 confirmed = "
@@ -160,6 +167,8 @@ def build_reports(
     emit("table8", "Table 8: step-wise results of the baselines per attribute", *table8(runs, metrics, taxonomy, protocols, p8),
          note=TABLE8_NOTE.format(paper=p8.get("note", "not transcribed")))
     emit("rejections", "Rejections at the judged step", *rejections_table(frame, means), note=REJECTIONS_NOTE + note_means)
+    emit("confirmed", "Confirmed values and the corpus files that matched them", *confirmed_table(frame, means),
+         note=CONFIRMED_NOTE)
     ablation = ablation_table(runs, metrics)
     scores = ablation_rows(ablation)
     reference = ", ".join(f"`{ablation_reference(runs[runs['model'] == m])}`" for m in dict.fromkeys(runs["model"]))

@@ -290,6 +290,25 @@ def table3(frame: pd.DataFrame, metrics: Mapping[str, Mapping | None], taxonomy)
     return headers, rows
 
 
+def confirmed_table(frame: pd.DataFrame, metrics: Mapping[str, Mapping | None]):
+    """Every distinct confirmed value of every run (masked), with the corpus evidence a reader
+    judges it by: hit count k, the repositories and the first files that matched."""
+    multi = multi_model(frame)
+    headers = ["Method", "Run"] + (["Model"] if multi else []) + ["Protocol (filter)", "Review", "Attribute",
+                                                                  "Value (masked)", "Instances", "k",
+                                                                  "Repositories", "Files matched"]
+    rows = []
+    for row in frame[frame["kind"] == "model"].itertuples():
+        m = metrics.get(row.run)
+        if not m:
+            continue
+        first = [row.label, row.run] + ([row.model] if multi else []) + provenance_cells(m)
+        for v in m.get("confirmed_values") or []:
+            rows.append(first + [v["attribute"], v["value"], num(v["instances"]), num(v.get("k")),
+                                 ", ".join(v.get("repos") or []) or "-", ", ".join(v.get("paths") or []) or "-"])
+    return headers, rows
+
+
 #: Where the judged step left the candidates (testleak.metrics.steps.judged_outcome): kept, then
 #: each rejection reason, echo first (a value its own prompt gave the model, testleak/echo.py).
 REJECTION_COLS = (("kept", "kept"), ("echo", "echo of its prompt"), ("placeholder", "placeholder"),
