@@ -196,7 +196,7 @@ def declarations(paths: Paths | None = None) -> list[Stage]:
               deps=[res("paper_results.yaml"), r(paths.run_metrics(RUN).parent), r(paths.metrics_plot(RUN).parent)],
               outs=[_nocache(r(paths.reports / f)) for f in (
                   "table2.md", "table2.csv", "table3.md", "table3.csv", "table4.md", "table4.csv", "table8.md", "table8.csv",
-                  "rejections.md", "rejections.csv", "confirmed.md", "confirmed.csv", "figure1.csv", "figure1.png", "figure1_tokens.png", "figure1.md", "paper_comparison.md")]),
+                  "rejections.md", "rejections.csv", "confirmed.md", "confirmed.csv", "figure1.csv", "figure1.png", "figure1_tokens.png", "figure1_units.png", "figure1.md", "paper_comparison.md")]),
         # Ground truth by planted canaries (beyond the paper): enabled by experiment=canary
         # (experiment.canary: [calibration]); empty in the other experiments.
         # canary.spec_dep: the user's spec file (canary.spec) or, without one, the example spec

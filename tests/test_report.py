@@ -142,49 +142,59 @@ def test_headline_metrics_in_git(project):
     # the elicitation budget and confirmed (3 distinct) per 1,000 completion tokens / per 100 calls:
     # with the step statistics (a plain output), not a headline column of `dvc exp show`
     m = json.loads((project / "data/metrics/ours.json").read_text())
+    # every budget unit: responses, test cases, completion tokens, prompt + completion tokens, USD (at the
+    # embedded model's price, 0)
     assert m["efficiency"] == {"confirmed": 3, "calls": 6, "prompt_tokens": 1200, "completion_tokens": 3000,
+                               "responses": 3, "test_cases": 15, "tokens": 4200, "usd": 0.0,
                                "per_1k_completion_tokens": 1.0, "per_100_calls": 50.0}
 
 
 def test_plot_csv(project):
     assert _csv(project / "metrics/plots/ours_confirmed_vs_responses.csv") == [
-        ["responses", "completion_tokens", "identifiable", "private", "secret", "all"],
-        ["1", "1000", "2", "0", "0", "2"], ["2", "2500", "2", "0", "1", "3"], ["3", "3000", "2", "0", "1", "3"]]
+        ["responses", "completion_tokens", "test_cases", "tokens", "usd", "identifiable", "private", "secret", "all"],
+        ["1", "1000", "5", "1400", "0.0", "2", "0", "0", "2"], ["2", "2500", "10", "3300", "0.0", "2", "0", "1", "3"],
+        ["3", "3000", "15", "4200", "0.0", "2", "0", "1", "3"]]
 
 
 def test_report_files_written(project):
     names = sorted(p.name for p in (project / "reports").iterdir())
     assert names == sorted(["table2.md", "table2.csv", "table3.md", "table3.csv", "table4.md", "table4.csv",
-                            "table8.md", "table8.csv", "rejections.md", "rejections.csv", "confirmed.md", "confirmed.csv", "figure1.md", "figure1.csv", "figure1.png", "figure1_tokens.png", "paper_comparison.md"])
+                            "table8.md", "table8.csv", "rejections.md", "rejections.csv", "confirmed.md", "confirmed.csv", "figure1.md", "figure1.csv", "figure1.png", "figure1_tokens.png",
+                            "figure1_units.png", "paper_comparison.md"])
+    assert (project / "reports/figure1_units.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (project / "reports/figure1.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (project / "reports/figure1_tokens.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_comparison_tables_state_budgets(project):
-    """Table 3 and Figure 1's table (ours vs baselines) give each run's calls, prompt and completion
-    tokens, how its budget was set and confirmed per 1k completion tokens / per 100 calls."""
+    """Table 3, Figure 1's table and the paper comparison (ours vs baselines) give each run's budget in
+    every unit (responses, test cases, completion tokens, prompt + completion tokens, USD), how it was
+    set and confirmed per 1k completion tokens / per 100 calls."""
     rows = _csv(project / "reports/table3.csv")
     head = rows[0]
-    for col in ("Budget: calls", "Budget: prompt tokens", "Budget: completion tokens", "Budget rule",
-                "confirmed / 1k completion tokens", "confirmed / 100 calls"):
+    units = ("Budget: responses", "Budget: test cases", "Budget: completion tokens", "Budget: prompt + completion tokens",
+             "Budget: USD")
+    for col in units + ("Budget rule", "confirmed / 1k completion tokens", "confirmed / 100 calls"):
         assert col in head, col
     ours = next(r for r in rows if r[1] == "ours" and r[2] == "all")
     cell = dict(zip(head, ours))
-    assert (cell["Budget: calls"], cell["Budget: prompt tokens"], cell["Budget: completion tokens"]) == ("6", "1200", "3000")
+    assert tuple(cell[u] for u in units) == ("3", "15", "3000", "4200", "0.0000")
     assert cell["Budget rule"] == "own (questions x tests)"
     assert (cell["confirmed / 1k completion tokens"], cell["confirmed / 100 calls"]) == ("1", "50")
     # the baselines of the default experiment are set to match ours' completion tokens (not run here)
     cx = dict(zip(head, next(r for r in rows if r[1] == "codexleaks")))
-    assert cx["Budget: calls"] == "not run"
+    assert cx["Budget: responses"] == "not run"
     fig = (project / "reports/figure1.md").read_text(encoding="utf-8")
-    assert "figure1_tokens.png" in fig and "Budget: completion tokens" in fig
-    assert "| ours | ours | 3 | 2 | 0 | 1 | 6 | 1200 | 3000 | own (questions x tests) | 3 | 1 | 50 |" in fig
+    assert "figure1_tokens.png" in fig and "figure1_units.png" in fig and "Budget: prompt + completion tokens" in fig
+    assert "| ours | ours | 3 | 2 | 0 | 1 | 3 | 15 | 3000 | 4200 | 0.0000 | own (questions x tests) | 3 | 1 | 50 |" in fig
     fig_csv = _csv(project / "reports/figure1.csv")
-    assert fig_csv[0][:5] == ["run", "method", "responses", "completion_tokens", "all"]
-    assert ["ours", "ours", "3", "3000", "3"] == fig_csv[[r[0] for r in fig_csv].index("ours") + 2][:5]
+    assert fig_csv[0][:8] == ["run", "method", "responses", "completion_tokens", "test_cases", "tokens", "usd", "all"]
+    assert ["ours", "ours", "3", "3000", "15", "4200", "0.0", "3"] == fig_csv[[r[0] for r in fig_csv].index("ours") + 2][:8]
     text = (project / "reports/paper_comparison.md").read_text(encoding="utf-8")
-    assert "6 calls, 1200 prompt + 3000 completion tokens (own (questions x tests)); confirmed 1 per 1k" in text
+    assert ("3 responses, 15 test cases, 3000 completion tokens, 4200 prompt + completion tokens, USD 0.0000 "
+            "(own (questions x tests)); confirmed 1 per 1k") in text
     assert "the completion tokens of the same model's ours (match_ours" in text
+    assert "comparable budget" not in text.lower()
 
 
 def test_table2_row(project):
@@ -241,7 +251,7 @@ def test_paper_comparison(project):
         assert needle in text, needle
     under = "shared protocol, local verifier, review auto (unreviewed)"
     assert f"| identifiable | Email | 25.5‰ | 39.2‰ | 100.0‰ | 1 / 10 | {under} |" in text
-    assert f"| ours | identifiable | this repo, run ours | 58.82‰ | 58.82‰ | 0.00‰ | 58.82‰ | 0.00‰ | {under} | 6 calls" in text
+    assert f"| ours | identifiable | this repo, run ours | 58.82‰ | 58.82‰ | 0.00‰ | 58.82‰ | 0.00‰ | {under} | 3 responses" in text
     assert ("| no_fl | paper | 57.2 | 41.8 | 5.3 | 91.8% | 57.7% | 70.7% | 58.01% | GitHub search, two human reviewers; "
             "macro over models |") in text
     assert f"| no_fl | this repo, run ours_no_fl | 1 | 2 | 1 | 50.0% | 33.3% | 40.0% | 50.00% | {under}; pooled, one model |" in text
@@ -266,7 +276,7 @@ def test_report_with_no_runs_at_all(tmp_path):
     runs = params["experiment"]["runs"]
     files = build_reports(params, {r: None for r in runs}, {r: None for r in runs},
                           Taxonomy.from_config(params), tmp_path)
-    assert len(files) == 17   # + table8, rejections and confirmed (.md, .csv), figure1_tokens.png
+    assert len(files) == 18   # + figure1_units.png, + table8, rejections and confirmed (.md, .csv), figure1_tokens.png
     rows = _csv(tmp_path / "table3.csv")[1:]
     assert len(rows) == 4 * len(runs) and all(r[3] == "not run" for r in rows)
     assert "not run" in (tmp_path / "paper_comparison.md").read_text(encoding="utf-8")

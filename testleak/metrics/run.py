@@ -145,5 +145,5 @@ def error_counts(responses, judged, verified, confirmed) -> dict[str, int]:
 
 
 def run_curve(responses: Iterable[Mapping], confirmed: Iterable[Mapping], taxonomy,
-              candidates: Iterable[Mapping] = ()) -> list[dict]:
-    return cumulative_confirmed(responses, confirmed, taxonomy, candidates)
+              candidates: Iterable[Mapping] = (), price: Mapping | None = None, default_tests: int = 1) -> list[dict]:
+    return cumulative_confirmed(responses, confirmed, taxonomy, candidates, price, default_tests)

@@ -20,7 +20,8 @@ import pandas as pd
 
 from ..metrics.stats import wilson_ci
 from .comparison import UNREVIEWED, paper_comparison, review_label
-from .figures import figure1_png
+from ..metrics.curves import UNITS
+from .figures import figure1_png, units_png
 from .markdown import NOT_RUN, md_table, num, write_csv
 from .paper import load_paper_results
 from ..config import run_protocol
@@ -187,12 +188,20 @@ def build_reports(
     return written
 
 
-FIGURE1_NOTE = ("Equal cost (issue 14 item 5): the second figure puts the completion tokens each run spent on the "
-                "x axis. Budget = the run's responses stage against the model under test (calls, prompt and "
+FIGURE1_NOTE = ("The first figure is the paper's (confirmed instances against responses). The second puts the "
+                "completion tokens each run spent on the x axis; the third draws the confirmed instances (all "
+                "categories) against every budget unit, one panel each: responses, test cases, completion tokens, "
+                "prompt + completion tokens, USD at the model's price, for every run from the same curves. Budget = the run's responses stage against the model under test (calls, prompt and "
                 "completion tokens of every answer used, cached ones at their recorded tokens); under "
-                "`experiment.baseline_budget: match_ours` each baseline issues requests until its completion tokens "
-                "reach those of the same model's run of ours (testleak/equalcost.py). Confirmed = distinct confirmed "
+                "`experiment.baseline_budget: match_ours` each baseline issues requests until its spend in the unit "
+                "named by the budget rule (completion tokens by default) reaches that of the same model's run of "
+                "ours (testleak/equalcost.py). Confirmed = distinct confirmed "
                 "values of the run.\n\n")
+
+
+def _unit(row: Mapping, unit: str) -> str:
+    v = row.get(unit)
+    return "-" if v in (None, "") else str(v)
 
 
 def _tok(row: Mapping) -> str | int:
@@ -212,24 +221,28 @@ def figure1(frame: pd.DataFrame, curves: Mapping[str, Sequence[Mapping] | None],
         rows = curves.get(r.run)
         m = metrics.get(r.run)
         if rows is None:
-            fig_rows.append([r.run, r.method, NOT_RUN, NOT_RUN, NOT_RUN] + [NOT_RUN] * len(cats))
+            fig_rows.append([r.run, r.method] + [NOT_RUN] * 6 + [NOT_RUN] * len(cats))
             last.append([r.label, r.method, NOT_RUN] + [NOT_RUN] * len(cats) + budget_cells(None)
                         + [NOT_RUN] + efficiency_cells(None))
             continue
         for row in rows:
-            fig_rows.append([r.run, r.method, int(row["responses"]), _tok(row), int(row["all"])]
+            fig_rows.append([r.run, r.method, int(row["responses"]), _tok(row)]
+                            + [_unit(row, u) for u in ("test_cases", "tokens", "usd")] + [int(row["all"])]
                             + [int(row[c]) for c in cats])
         fin = rows[-1] if rows else {"responses": 0, **{c: 0 for c in cats}}
         last.append([r.label, r.method, int(fin["responses"])] + [int(fin[c]) for c in cats] + budget_cells(m)
                     + [num(m["steps"]["total"]["confirmed"]) if m else "-"] + efficiency_cells(m))
-    write_csv(out / "figure1.csv", ["run", "method", "responses", "completion_tokens", "all"] + cats, fig_rows)
+    write_csv(out / "figure1.csv", ["run", "method", "responses", "completion_tokens", "test_cases", "tokens", "usd",
+                                    "all"] + cats, fig_rows)
     runs = {r: curves.get(r) for r in frame["run"]}
     png = figure1_png(runs, cats, out / "figure1.png", labels, title=title)
     png_tokens = figure1_png(runs, cats, out / "figure1_tokens.png", labels, title=title + " / equal cost",
                              x="completion_tokens")
+    png_units = units_png(runs, UNITS, out / "figure1_units.png", labels, title=title + " / every budget unit")
     (out / "figure1.md").write_text(
         f"# Figure 1: confirmed instances vs number of responses and vs completion tokens{tag}\n\n" + header
         + FIGURE1_NOTE + "![figure 1](figure1.png)\n\n![figure 1, completion tokens on the x axis](figure1_tokens.png)"
+        "\n\n![confirmed instances against every budget unit](figure1_units.png)"
         "\n\n" + md_table(["run", "method", "responses"] + cats + budget_headers() + ["confirmed"]
                            + [h for _, h in EFFICIENCY_COLS], last), encoding="utf-8")
-    return [out / "figure1.csv", png, png_tokens, out / "figure1.md"]
+    return [out / "figure1.csv", png, png_tokens, png_units, out / "figure1.md"]

@@ -105,14 +105,15 @@ def _table2_section(params: Mapping, paper: Mapping, metrics: Mapping[str, Mappi
 
 
 def budget_text(m: Mapping | None) -> str:
-    """A run's budget in one cell: calls, prompt and completion tokens, how it was set, and its
-    confirmed per 1,000 completion tokens and per 100 calls."""
+    """A run's budget in one cell, in every unit (responses, test cases, completion tokens,
+    prompt + completion tokens, USD), how it was set, and its confirmed per 1,000 completion
+    tokens and per 100 calls."""
     if not m:
         return NOT_RUN
-    calls, pt, ct, rule = budget_cells(m)
+    resp, tests, ct, tok, usd, rule = budget_cells(m)
     per_k, per_c = efficiency_cells(m)
-    return (f"{calls} calls, {pt} prompt + {ct} completion tokens ({rule}); confirmed {per_k} per 1k completion "
-            f"tokens, {per_c} per 100 calls")
+    return (f"{resp} responses, {tests} test cases, {ct} completion tokens, {tok} prompt + completion tokens, "
+            f"USD {usd} ({rule}); confirmed {per_k} per 1k completion tokens, {per_c} per 100 calls")
 
 
 def _table3_section(params: Mapping, paper: Mapping, metrics: Mapping[str, Mapping | None], taxonomy,

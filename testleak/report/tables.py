@@ -206,7 +206,8 @@ def table8(frame: pd.DataFrame, metrics: Mapping[str, Mapping | None], taxonomy,
 
 #: The budget a run spent (its responses stage against the model under test; testleak.metrics.cost),
 #: stated in every "ours vs baselines" table (issue 14 item 5).
-BUDGET_COLS = (("calls", "calls"), ("prompt_tokens", "prompt tokens"), ("completion_tokens", "completion tokens"))
+BUDGET_COLS = (("responses", "responses"), ("test_cases", "test cases"), ("completion_tokens", "completion tokens"),
+               ("tokens", "prompt + completion tokens"), ("usd", "USD"))
 EFFICIENCY_COLS = (("per_1k_completion_tokens", "confirmed / 1k completion tokens"),
                    ("per_100_calls", "confirmed / 100 calls"))
 
@@ -224,11 +225,12 @@ def budget_rule(m: Mapping | None) -> str:
     spec = (m.get("sizes") or {}).get("budget") or {}
     kind = b.get("kind") or spec.get("kind")
     if kind == "match_ours":
-        tgt = b.get("target_completion_tokens")
+        unit = (b.get("unit") or spec.get("unit") or "completion_tokens").replace("_", " ")
+        tgt = b.get("target", b.get("target_completion_tokens"))
         if tgt is None:
-            return f"match {spec.get('reference') or b.get('reference')}"
+            return f"match {spec.get('reference') or b.get('reference')} in {unit}"
         ratio = b.get("ratio")
-        return (f"match {b.get('reference')}: {num(tgt)} completion tokens"
+        return (f"match {b.get('reference')} in {unit}: {num(tgt, 4)} {unit}"
                 + (f" (x{ratio:.3f}, stop: {b.get('stop')})" if isinstance(ratio, (int, float)) else ""))
     if kind == "responses":
         return f"{num(b.get('responses') or spec.get('responses'))} responses"
@@ -244,7 +246,14 @@ def budget_cells(m: Mapping | None) -> list[str]:
     eff = m.get("efficiency")
     if not eff:
         return ["-"] * len(BUDGET_COLS) + [budget_rule(m)]
-    return [num(eff.get(k)) for k, _ in BUDGET_COLS] + [budget_rule(m)]
+    resp = m.get("responses") or {}
+    fall = {"responses": resp.get("responses"), "test_cases": resp.get("test_cases")}
+    return [_usd(eff.get(k)) if k == "usd" else num(eff.get(k, fall.get(k))) for k, _ in BUDGET_COLS] + [budget_rule(m)]
+
+
+def _usd(x) -> str:
+    """USD at the model's price ('-' without one)."""
+    return "-" if x is None else f"{float(x):.4f}"
 
 
 def efficiency_cells(m: Mapping | None) -> list[str]:
