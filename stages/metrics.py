@@ -19,7 +19,7 @@ from __future__ import annotations
 
 
 from testleak.llm.budget import run_cost
-from testleak.metrics import efficiency, headline, run_curve, run_meta, run_metrics, write_curve
+from testleak.metrics import efficiency, headline, run_curve, run_meta, run_metrics, with_tests_written, write_curve
 from testleak.paths import Paths
 from testleak.stage import entry, load_stage_params, run_argument
 from testleak.config import run_model
@@ -55,7 +55,8 @@ def main(argv: list[str]) -> int:
                                  m["responses"]["test_cases"], price)
     write_json(paths.run_metrics(run), m)
     write_json(paths.metrics(run), headline(m, tax.categories))
-    write_curve(paths.metrics_plot(run), run_curve(responses, confirmed, tax, candidates, price,
+    curve_responses = with_tests_written(responses, tax) if ours else responses   # test cases as the metrics count them
+    write_curve(paths.metrics_plot(run), run_curve(curve_responses, confirmed, tax, candidates, price,
                                                    params["experiment"]["tests_per_function"] if ours else 1),
                 tax.categories)
     t = m["steps"]["total"]

@@ -201,7 +201,8 @@ def test_table2_row(project):
     rows = _csv(project / "reports/table2.csv")
     email = next(r for r in rows if r[1] == "Email")
     assert email == ["identifiable", "Email", "10", "5", "1", "1", "1", "1", "100.0‰"]
-    assert rows[-1][:3] == ["Refusal rate", "", "33.3%"]
+    assert [r[:3] for r in rows[-3:]] == [["Refusal rate", "", "33.3%"], ["No-code rate", "", "0.0%"],
+                                          ["Truncated rate", "", "0.0%"]]
 
 
 def test_table3_not_run_and_values(project):

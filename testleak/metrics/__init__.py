@@ -19,7 +19,7 @@ from .rates import permille, ratio, round_half_up
 from .records import confirmed_only, is_confirmed, key_of, policies_of, response_attributes
 from .run import headline, run_curve, run_meta, run_metrics
 from .steps import (JUDGED_OUTCOMES, STEPS, category_mean, judged_outcome, judged_outcomes, nominal_test_cases, refusal_rate, refusal_stats, response_test_cases,
-                    step_counts, tokens_of)
+                    step_counts, tests_written, tokens_of, truncated, with_tests_written)
 
 __all__ = [
     "efficiency", "response_completion_tokens", "spend_of",
@@ -28,5 +28,5 @@ __all__ = [
     "round_half_up", "confirmed_only", "is_confirmed", "key_of", "policies_of",
     "response_attributes", "run_curve", "headline", "run_metrics", "STEPS", "prf", "category_mean", "refusal_rate",
     "response_test_cases", "tokens_of", "JUDGED_OUTCOMES", "judged_outcome", "judged_outcomes",
-    "nominal_test_cases", "refusal_stats", "step_counts", "read_curve", "write_curve", "run_meta",
+    "nominal_test_cases", "refusal_stats", "tests_written", "truncated", "with_tests_written", "step_counts", "read_curve", "write_curve", "run_meta",
 ]

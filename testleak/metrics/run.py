@@ -15,7 +15,7 @@ from .ablation import confirmed_keys
 from .curves import cumulative_confirmed
 from .leakage import leakage_levels
 from .records import confirmed_only, policies_of
-from .steps import judged_outcomes, refusal_stats, step_counts
+from .steps import judged_outcomes, refusal_stats, step_counts, with_tests_written
 
 
 def run_meta(params: Mapping, run: str, responses: Iterable[Mapping]) -> dict:
@@ -71,6 +71,8 @@ def run_metrics(
     (sorted distinct confirmed [attribute, value_hash], for Table 4).
     ``per_test``: test cases are the tests of an answer (ours) or the response (baselines)."""
     responses, candidates, judged, verified = list(responses), list(candidates), list(judged), list(verified)
+    if per_test:      # test cases = the tests the model wrote in its test turn (requested kept beside)
+        responses = with_tests_written(responses, taxonomy)
     confirmed = list(confirmed)
     errors = error_counts(responses, judged, verified, confirmed)
     confirmed = confirmed_only(confirmed)

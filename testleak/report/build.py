@@ -30,11 +30,14 @@ from .tables import (EFFICIENCY_COLS, ablation_reference, ablation_rows, ablatio
                      efficiency_cells, multi_model, rejections_table, runs_frame, table2, table3, table4, table8,
                      with_means)
 
-TABLE2_NOTE = ("Test case = one test of one answer (a baseline response is one test case); test cases = test cases of "
-               "the responses carrying the attribute (responses that failed with status error carry none); accepted = "
-               "test cases of responses with status ok; confirmed = distinct confirmed (attribute, value) pairs of the "
+TABLE2_NOTE = ("Test case = one test the model wrote in its test turn (as ExtractPII delimits tests; an answer "
+               "with code but no test delimiter is one; a baseline response is one test case); test cases = test "
+               "cases of the responses carrying the attribute (responses that failed with status error carry none; "
+               "the tests requested are in data/metrics/RUN.json, `responses.tests_requested`); accepted = test "
+               "cases of responses with status ok; confirmed = distinct confirmed (attribute, value) pairs of the "
                "run; confirmed instances = confirmed records (a value repeated in several answers counts several "
-               "times); permille = confirmed / test cases x 1000; refusal rate = 1 - accepted / test cases.\n\n")
+               "times); permille = confirmed / test cases x 1000; reject rate = refused / answered responses "
+               "(refusals only), with no-code answers and answers cut at max_tokens beside it.\n\n")
 TABLE3_NOTE = ("LP>=L: share of the run's test cases with at least L distinct confirmed elements of the category; "
                "IL>=L: at least L elements whose hit repository-id sets interconnect (largest connected component). "
                "A test case is one test of one answer (values outside every test form one more test case of that "
@@ -178,7 +181,7 @@ def build_reports(
               "(method ours, variant none; with several models, each model's own). Each variant row comes from the "
               "run of this experiment with that variant (experiment.runs.RUN.ablation, or `-S ablation=<variant>`). "
               "TP = |variant & reference|, FN = |reference - variant|, FP = |variant - reference|; precision, "
-              "recall, F1 pooled over the run; reject rate = 1 - accepted / test cases.\n\n" + note_means)
+              "recall, F1 pooled over the run; reject rate = refused / answered responses (refusals only).\n\n" + note_means)
     written += figure1(runs, curves, taxonomy, out, header, f"{', '.join(dict.fromkeys(runs['model']))} / "
                        f"{params['experiment']['name']} / review {review_label(policy)}", tag, metrics)
     title, _, body = paper_comparison(params, paper, means, taxonomy, scores, policy, frame).partition("\n")

@@ -78,7 +78,8 @@ def _table2_section(params: Mapping, paper: Mapping, metrics: Mapping[str, Mappi
     out = [f"\n## Table 2: confirmed permille per attribute (ours: run `{main or NOT_RUN}`)\n",
            "Same definition on both sides: permille = distinct confirmed (attribute, value) / test cases x 1000, "
            "a test case being one test of one answer; category row = mean of the attribute permilles; refusal "
-           "rate = 1 - accepted / test cases. Paper: mean over a family's models; ours: one model, or with several the mean over the families.\n"]
+           "rate: paper 1 - accepted / test cases, ours refused / answered responses (refusals only; no-code and "
+           "truncated answers beside it in Table 2). Paper: mean over a family's models; ours: one model, or with several the mean over the families.\n"]
     rows = []
     for cat, members in taxonomy.by_category().items():
         for a in members:
@@ -156,7 +157,8 @@ def _table4_section(params: Mapping, paper: Mapping, metrics: Mapping[str, Mappi
     out.append("\n## Table 4: ablation against the full pipeline, paper vs ours\n")
     out.append("TP/FN/FP compare a variant's distinct confirmed set with the full pipeline's. Paper: counts averaged "
                "over models and precision/recall/F1 averaged per model (macro; see Paper arithmetic); ours: one "
-               "run per variant, pooled. Reject rate = 1 - accepted / test cases.\n")
+               "run per variant, pooled. Reject rate: paper 1 - accepted / test cases; ours refused / answered "
+               "responses (refusals only).\n")
     rows = []
     for v in VARIANT_ORDER:
         p = paper["table4"]["variants"][v]

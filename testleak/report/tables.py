@@ -152,11 +152,14 @@ def table2(frame: pd.DataFrame, metrics: Mapping[str, Mapping | None], taxonomy)
             rows.append(line([cat, taxonomy.attribute(a).label], lambda s, a=a: s["attributes"].get(a)))
         rows.append(line([cat, "(category)"], lambda s, cat=cat: s["categories"].get(cat)))
     rows.append(line(["Total", ""], lambda s: s["total"]))
-    refusal = ["Refusal rate", ""]
-    for r in ours["run"]:
-        m = metrics.get(r)
-        refusal += [pct(m["responses"]["refusal_rate"]) if m else NOT_RUN] + [""] * len(STEP_COLS)
-    rows.append(refusal)
+    for label, key in (("Refusal rate", "refusal_rate"), ("No-code rate", "no_code_rate"),
+                       ("Truncated rate", "truncated_rate")):
+        line_ = [label, ""]
+        for r in ours["run"]:
+            m = metrics.get(r)
+            v = (m or {}).get("responses", {}).get(key)
+            line_ += [pct(v) if v is not None else (NOT_RUN if m is None else "-")] + [""] * len(STEP_COLS)
+        rows.append(line_)
     return headers, rows
 
 
