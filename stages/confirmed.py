@@ -25,9 +25,11 @@ def main(argv: list[str]) -> int:
     paths = Paths()
     hits = pipeline.read_artifact(paths, "verified", run)
     verdicts = pipeline.read_artifact(paths, "judged", run)
-    cands = pipeline.read_artifact(paths, "candidates", run)
+    labels = pipeline.review_labels(params, paths)
+    # the candidates' values: only the automatic reviewer of a published baseline judges them here
+    cands = pipeline.read_artifact(paths, "candidates", run) if pipeline.review_judges_here(params, run) else []
     with pipeline.judge_gateway(params, paths, run, stage="confirmed") as gw:
-        recs, stats = pipeline.confirmed(params, run, hits, verdicts, pipeline.review_labels(params, paths), cands, gw,
+        recs, stats = pipeline.confirmed(params, run, hits, verdicts, labels, cands, gw,
                                          pipeline.judge_fragments(params, paths) if gw is not None else {})
     pipeline.write_artifact(paths, "confirmed", run, recs, stats)
     check_gateways(f"confirmed@{run}", gw)

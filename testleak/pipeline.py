@@ -127,12 +127,17 @@ def judge_gateway(params: Mapping, paths: Paths, run: str | None = None, stage: 
             yield gw
 
 
-def review_asks_judge(params: Mapping, run: str) -> bool:
-    """Whether the confirmed stage asks the judge: under ``review.policy: auto`` the automatic
-    reviewer of a run whose judged stage did not apply it (a baseline verified as published)."""
+def review_judges_here(params: Mapping, run: str) -> bool:
+    """Whether the confirmed stage applies the automatic reviewer itself: ``review.policy: auto``
+    for a run whose judged stage did not (a baseline verified as published)."""
     policy = (params.get("review") or {}).get("policy", "auto")
-    return (policy == "auto" and run_protocol(params, run) == "published"
-            and judge_mode(params.get("verifier") or {}) != "rules")
+    return policy == "auto" and run_protocol(params, run) == "published"
+
+
+def review_asks_judge(params: Mapping, run: str) -> bool:
+    """Whether the confirmed stage asks the judge LLM (:func:`review_judges_here`, and
+    ``verifier.judge_mode`` is not ``rules``)."""
+    return review_judges_here(params, run) and judge_mode(params.get("verifier") or {}) != "rules"
 
 
 # ------------------------------------------------------------------------------- the stages
@@ -370,5 +375,5 @@ def run_chain(params: Mapping, paths: Paths, run: str, backend, questions: list[
     return out
 
 
-__all__ = ["write_artifact", "read_artifact", "run_params", "method_inputs", "judge_fragments", "review_labels", "judge_gateway", "review_asks_judge",
+__all__ = ["write_artifact", "read_artifact", "run_params", "method_inputs", "judge_fragments", "review_labels", "judge_gateway", "review_asks_judge", "review_judges_here",
            "open_backend", "responses", "candidates", "judged", "verified", "confirmed", "run_chain"]
