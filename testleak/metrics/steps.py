@@ -37,6 +37,7 @@ from __future__ import annotations
 from typing import Iterable, Mapping, Sequence
 
 from ..errors import DataError
+from ..extract.core import extract_detailed
 from ..records import ECHO_STATUS, rules_status
 from .rates import permille, ratio
 from .records import STATUSES, check_attribute, confirmed_only, key_of, response_attributes, response_status
@@ -87,8 +88,6 @@ def tests_written(response: Mapping, taxonomy) -> int | None:
         return None
     if response_status(response) != "ok":
         return 0
-    from ..extract.core import extract_detailed
-
     fns = response.get("functions") or []
     lang = fns[0].get("language") if fns and isinstance(fns[0], Mapping) else None
     _, info = extract_detailed(t2["text"], taxonomy, language=lang)
