@@ -102,13 +102,14 @@ def confirmed_values(confirmed: Iterable[Mapping], candidates: Iterable[Mapping]
     ``listed`` corpus files that matched come from the search hits (repository/path)."""
     from ..privacy import mask
 
-    raw = {c.get("id"): c.get("value") for c in candidates}
+    # the value masked here, or the mask a candidate that withheld its value kept
+    shown = {c.get("id"): mask(c["value"]) if c.get("value") else str(c.get("masked") or "") for c in candidates}
     hits = {h.get("candidate_id"): h for h in verified}
     out: dict[tuple, dict] = {}
     for rec in confirmed:
         k = (rec["attribute"], rec["value_hash"])
         h = hits.get(rec.get("candidate_id")) or {}
-        row = out.setdefault(k, {"attribute": k[0], "value": mask(raw.get(rec.get("candidate_id"), "")),
+        row = out.setdefault(k, {"attribute": k[0], "value": shown.get(rec.get("candidate_id"), ""),
                                  "value_hash": k[1], "instances": 0, "k": h.get("k"), "repos": [], "paths": []})
         row["instances"] += 1
         for key, src in (("repos", h.get("repos") or []), ("paths", h.get("paths") or [])):
