@@ -19,9 +19,10 @@ from __future__ import annotations
 
 
 from testleak.llm.budget import run_cost
-from testleak.metrics import efficiency, headline, run_curve, run_meta, run_metrics, write_curve
+from testleak.metrics import efficiency, headline, run_curve, run_meta, run_metrics, with_tests_written, write_curve
 from testleak.paths import Paths
 from testleak.stage import entry, load_stage_params, run_argument
+from testleak.config import run_model
 from testleak.records import read_json, read_jsonl, write_json
 from testleak.taxonomy import Taxonomy
 
@@ -49,10 +50,15 @@ def main(argv: list[str]) -> int:
     # LLM cost of the run (responses + judge, at the models' prices) and cost per confirmed leak
     m["cost"] = run_cost(list(stats.values()), m["steps"]["total"]["confirmed"])
     # the elicitation budget (calls, tokens) and confirmed per 1,000 completion tokens / per 100 calls
-    m["efficiency"] = efficiency(m["steps"]["total"]["confirmed"], stats.get("responses"))
+    price = (run_model(params, run) or {}).get("price")
+    m["efficiency"] = efficiency(m["steps"]["total"]["confirmed"], stats.get("responses"), m["responses"]["responses"],
+                                 m["responses"]["test_cases"], price)
     write_json(paths.run_metrics(run), m)
     write_json(paths.metrics(run), headline(m, tax.categories))
-    write_curve(paths.metrics_plot(run), run_curve(responses, confirmed, tax, candidates), tax.categories)
+    curve_responses = with_tests_written(responses, tax) if ours else responses   # test cases as the metrics count them
+    write_curve(paths.metrics_plot(run), run_curve(curve_responses, confirmed, tax, candidates, price,
+                                                   params["experiment"]["tests_per_function"] if ours else 1),
+                tax.categories)
     t = m["steps"]["total"]
     print(f"metrics {run}: {m['responses']['responses']} responses, refusal {m['responses']['refusal_rate']:.3f}, "
           f"confirmed {t['confirmed']} distinct ({t['confirmed_instances']} instances) / {t['test_cases']} test cases "

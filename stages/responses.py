@@ -30,7 +30,7 @@ from testleak.equalcost import run_budget
 from testleak.llm import open_gateway
 from testleak.paths import Paths
 from testleak.llm.answers import answer_settings
-from testleak.llm.budget import budget_settings
+from testleak.llm.budget import budget_settings, cost_usd
 from testleak.stage import check_errors, check_gateways, entry, stage_params
 
 
@@ -38,8 +38,10 @@ def main(argv: list[str]) -> int:
     params, run = stage_params(argv, "responses")
     paths = Paths()
     questions, library = pipeline.method_inputs(params, paths, run)
-    budget = run_budget(params, run, paths.root)   # a baseline's responses or ours' completion tokens to match
     model = run_model(params, run)
+    price = model.get("price")
+    # a baseline's responses or ours' spend to match (experiment.baseline_unit)
+    budget = run_budget(params, run, paths.root, usd=(lambda p, c: cost_usd(price, p, c)) if price else None)
     with open_gateway(model, paths=paths, attribution={"stage": "responses", "run": run},
                       budget=budget_settings(params), answers=answer_settings(params)) as gw:
         records, stats = pipeline.responses(params, run, gw, questions, library, budget)

@@ -143,7 +143,7 @@ def unroll_runs(protocol: dict, models: dict, default_model: dict, libraries: Se
     ``library`` that is a library file named after another protocol run (``data/library/ours.json``)
     becomes that run's file for the same model (``data/library/ours--gpt-4o.json``).
     ``libraries``: the protocol runs whose confirmed leaks build a library (stage library@RUN).
-    ``budget``: ``{baseline_budget, baseline_max_responses, ablation}`` of the experiment: every run
+    ``budget``: ``{baseline_budget, baseline_max_responses, baseline_unit, ablation}`` of the experiment: every run
     carries its ``budget`` (:func:`testleak.equalcost.run_budgets`; a baseline under ``match_ours``
     names the same model's run of ours it matches). None: runs carry no budget."""
     from .equalcost import run_budgets
@@ -151,7 +151,7 @@ def unroll_runs(protocol: dict, models: dict, default_model: dict, libraries: Se
     ids = list(models) or [None]
     runs: dict = {}
     budgets = (run_budgets(protocol, budget.get("baseline_budget"), budget.get("baseline_max_responses"),
-                           budget.get("ablation"), run_name) if budget is not None else None)
+                           budget.get("ablation"), run_name, budget.get("baseline_unit")) if budget is not None else None)
     for name, spec in protocol.items():
         for mid in ids:
             lib = str(spec["library"])
@@ -182,6 +182,7 @@ def _runs_resolver(what: str, *, _root_):
         default_model = OmegaConf.to_container(_root_.model, resolve=True)
         budget = {"baseline_budget": exp.get("baseline_budget"),
                   "baseline_max_responses": exp.get("baseline_max_responses"),
+                  "baseline_unit": exp.get("baseline_unit"),
                   "ablation": OmegaConf.select(_root_, "ablation.name", default=None)}
     except OmegaConfBaseException as e:
         raise ConfigError(f"cannot resolve the experiment's protocol or models: {str(e).splitlines()[0]}") from None
@@ -189,7 +190,7 @@ def _runs_resolver(what: str, *, _root_):
         from .equalcost import run_budgets
 
         run_budgets(protocol or {}, budget["baseline_budget"], budget["baseline_max_responses"], budget["ablation"],
-                    run_name)
+                    run_name, budget["baseline_unit"])
     except ConfigError:
         budget = None   # a bad baseline budget: the schema reports it with where it came from (testleak.settings)
     return OmegaConf.create(unroll_runs(protocol or {}, models or {}, default_model, libraries or [], budget)[what])

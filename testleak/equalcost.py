@@ -13,6 +13,12 @@ when params.yaml is composed, :func:`run_budgets`):
   ``data/runs/RUN/responses_stats.json``), with at most ``CAP`` responses
   (``experiment.baseline_max_responses``) so that it cannot run away.
 
+**The unit** (``experiment.baseline_unit``, :data:`UNITS`): ``completion_tokens`` (default),
+``responses``, ``test_cases`` (a baseline response is one test case; ours' test cases are its
+requested tests), ``tokens`` (prompt + completion) or ``usd`` (at the model's price); the
+match_ours entry carries it (``unit``) and the stop rule below counts in it (M = 1 for responses
+and test cases, the baseline's ``max_tokens`` for completion tokens, the largest seen otherwise).
+
 Every entry also names ``reads``: the file its budget is read from, a DVC dep of
 ``responses@RUN`` (testleak/graph.py): the reference's responses stats, so the baseline reruns
 when ours' spend changes; for runs without a reference the questions stats, which their stage
@@ -51,6 +57,8 @@ from .errors import ConfigError, DataError
 from .records import read_json
 
 MATCH_OURS = "match_ours"
+#: Units a baseline's budget can be matched to ours in (``experiment.baseline_unit``).
+UNITS = ("responses", "test_cases", "completion_tokens", "tokens", "usd")
 TOLERANCE = 0.10                    # the issue's "within 10 %" (reported, not a stop rule parameter)
 # Where testleak.paths.Paths places these files, relative to the project root (this module sits
 # below config and paths in the layer order, so it names them; tests/test_equalcost.py checks
@@ -90,8 +98,17 @@ def check_baseline_budget(value: Any, max_responses: Any = None) -> int | str:
     return value
 
 
+def check_unit(unit: Any) -> str:
+    """``experiment.baseline_unit``: one of :data:`UNITS` (None: completion tokens)."""
+    if unit is None:
+        return "completion_tokens"
+    if unit not in UNITS:
+        raise ConfigError(f"experiment.baseline_unit = {unit!r}: expected one of {', '.join(UNITS)}")
+    return str(unit)
+
+
 def run_budgets(protocol: Mapping[str, Mapping], baseline_budget: Any, max_responses: Any,
-                ablation_name: str | None, run_name) -> dict[str, dict]:
+                ablation_name: str | None, run_name, unit: str | None = None) -> dict[str, dict]:
     """Protocol run -> a function of the model id giving the run's ``budget`` entry (see the
     module docstring); ``run_name(protocol_run, model_id)`` names unrolled runs."""
     if baseline_budget is None:          # an experiment without baselines may leave it out
@@ -113,7 +130,7 @@ def run_budgets(protocol: Mapping[str, Mapping], baseline_budget: Any, max_respo
                                   f"experiment.protocol to match (it has {', '.join(protocol) or 'none'}); give an "
                                   f"integer budget instead")
             out[name] = lambda mid: {"kind": MATCH_OURS, "responses": None, "reference": run_name(ref, mid),
-                                     "max_responses": int(max_responses),
+                                     "max_responses": int(max_responses), "unit": check_unit(unit),
                                      "reads": responses_stats_path(run_name(ref, mid))}
     return out
 
@@ -150,6 +167,9 @@ class ResponseBudget:
     max_tokens_per_response: int | None = None
     reference: str | None = None
     max_failed: int | None = None
+    unit: str = "completion_tokens"      # what target_tokens counts (:data:`UNITS`)
+    usd: Any = None                      # unit usd: (prompt_tokens, completion_tokens) -> USD at the model's price
+    spent: float = 0                     # in ``unit``
     issued: int = 0
     failed: int = 0
     completion_tokens: int = 0
@@ -180,31 +200,54 @@ class ResponseBudget:
             return 0
         if self.target_tokens is None:
             return left
-        need = self.target_tokens - self.completion_tokens
+        need = self.target_tokens - self.spent
         if need <= 0:
             return 0
-        per = self.max_tokens_per_response or self.largest
+        if self.unit in ("responses", "test_cases"):
+            per = 1
+        elif self.unit == "completion_tokens":
+            per = self.max_tokens_per_response or self.largest
+        else:
+            per = self.largest
         if not per:
             return 1          # no bound on an answer known yet: one request, then the largest seen
-        return max(1, min(left, need // per))
+        return max(1, min(left, int(need // per)))
 
     def take(self, n: int) -> int:
         """Grant up to ``n`` of the current allowance (the caller requests exactly that many)."""
         return min(n, self.allowance())
 
-    def record(self, completion_tokens: Sequence[int], failed: Sequence[bool] = ()) -> None:
-        """The completion tokens of the responses just received, in request order (0 for a failed
-        call), and which of them failed (``failed``, same order; empty: none)."""
+    def record(self, completion_tokens: Sequence[int], failed: Sequence[bool] = (),
+               prompt_tokens: Sequence[int] = ()) -> None:
+        """The completion (and prompt) tokens of the responses just received, in request order (0
+        for a failed call), and which of them failed (``failed``, same order; empty: none)."""
         toks = [max(0, int(t or 0)) for t in completion_tokens]
         if not toks:
             return
         if failed and len(failed) != len(toks):
             raise ValueError(f"record: {len(toks)} responses but {len(failed)} failure flags")
+        prompts = [max(0, int(t or 0)) for t in prompt_tokens] or [0] * len(toks)
+        if len(prompts) != len(toks):
+            raise ValueError(f"record: {len(toks)} responses but {len(prompts)} prompt token counts")
+        amounts = [self._amount(c, p) for c, p in zip(toks, prompts)]
         self.batches.append(len(toks))
         self.failed += sum(bool(f) for f in failed)
         self.issued += len(toks)
         self.completion_tokens += sum(toks)
-        self.largest = max([self.largest, *toks])
+        self.spent += sum(amounts)
+        self.largest = max([self.largest, *amounts])
+
+    def _amount(self, completion: int, prompt: int) -> float:
+        """One response's spend in :attr:`unit`."""
+        if self.unit in ("responses", "test_cases"):
+            return 1
+        if self.unit == "tokens":
+            return completion + prompt
+        if self.unit == "usd":
+            if self.usd is None:
+                raise ConfigError("experiment.baseline_unit = usd needs the model's price (conf/model/<name>.yaml, price:)")
+            return float(self.usd(prompt, completion) or 0.0)
+        return completion
 
     @property
     def failed_out(self) -> bool:
@@ -217,7 +260,7 @@ class ResponseBudget:
             return "calls failed"
         if self.target_tokens is None:
             return "responses" if self.issued >= self.cap else "exhausted"
-        if self.completion_tokens >= self.target_tokens:
+        if self.spent >= self.target_tokens:
             return "target reached"
         return "max_responses" if self.issued >= self.cap else "exhausted"
 
@@ -229,8 +272,10 @@ class ResponseBudget:
         if self.target_tokens is None:
             out["responses"] = self.responses
         else:
-            ratio = self.completion_tokens / self.target_tokens if self.target_tokens else None
-            out.update({"reference": self.reference, "target_completion_tokens": self.target_tokens,
+            ratio = self.spent / self.target_tokens if self.target_tokens else None
+            out.update({"reference": self.reference, "unit": self.unit, "target": self.target_tokens,
+                        "spent": round(self.spent, 6),
+                        "target_completion_tokens": self.target_tokens if self.unit == "completion_tokens" else None,
                         "max_responses": self.max_responses, "max_tokens_per_response": self.max_tokens_per_response,
                         "ratio": None if ratio is None else round(ratio, 4),
                         "within_tolerance": ratio is not None and abs(ratio - 1) <= TOLERANCE})
@@ -276,10 +321,31 @@ def reference_tokens(stats: Mapping, path: str | Path = "") -> int:
     return int(llm["completion_tokens"])
 
 
-def run_budget(params: Mapping, run: str, root: str | Path, max_tokens_per_response: int | None = None
-               ) -> ResponseBudget | None:
+def reference_amount(stats: Mapping, path: str | Path, unit: str) -> float:
+    """What the reference run spent in ``unit`` (its responses stats)."""
+    if unit == "completion_tokens":
+        return reference_tokens(stats, path)
+    reference_tokens(stats, path)          # the same checks (recorded, not partial)
+    llm = stats.get("llm") or {}
+    if unit == "tokens":
+        return int(llm.get("prompt_tokens") or 0) + int(llm["completion_tokens"])
+    if unit == "usd":
+        if llm.get("usd") is None:
+            raise DataError(f"{path}: no llm.usd (the reference's model has no price): set its price or choose "
+                            f"another experiment.baseline_unit")
+        return float(llm["usd"])
+    key = "responses" if unit == "responses" else "test_cases"
+    if stats.get(key) is None:
+        raise DataError(f"{path}: no {key} (responses stats of an older version): rerun "
+                        f"`dvc repro responses@{Path(path).parent.name}`")
+    return int(stats[key])
+
+
+def run_budget(params: Mapping, run: str, root: str | Path, max_tokens_per_response: int | None = None,
+               usd=None) -> ResponseBudget | None:
     """The :class:`ResponseBudget` of a baseline ``run`` (None for ours), reading the reference
-    run's responses stats under ``root`` for ``match_ours``."""
+    run's responses stats under ``root`` for ``match_ours``; ``usd``: (prompt, completion tokens)
+    -> USD at the run's model's price (unit usd)."""
     spec = dict(((params.get("experiment") or {}).get("runs") or {}).get(run) or {})
     if not spec:
         raise ConfigError(f"unknown run {run!r} (experiment.runs in params.yaml)")
@@ -300,12 +366,13 @@ def run_budget(params: Mapping, run: str, root: str | Path, max_tokens_per_respo
                         f"(experiment.baseline_budget: {MATCH_OURS}), but {b['reads']} does not exist: run "
                         f"`dvc repro responses@{b['reference']}` first")
     stats = read_json(p, f"rerun `dvc repro responses@{b['reference']}`")
-    return ResponseBudget(target_tokens=reference_tokens(stats, b["reads"]), max_responses=int(b["max_responses"]),
+    unit = check_unit(b.get("unit"))
+    return ResponseBudget(target_tokens=reference_amount(stats, b["reads"], unit), max_responses=int(b["max_responses"]),
                           max_tokens_per_response=max_tokens_per_response, reference=b["reference"],
-                          max_failed=int(share * int(b["max_responses"])))
+                          max_failed=int(share * int(b["max_responses"])), unit=unit, usd=usd)
 
 
-__all__ = ["MATCH_OURS", "TOLERANCE", "ResponseBudget", "as_budget", "check_baseline_budget", "completion_tokens_of",
+__all__ = ["MATCH_OURS", "UNITS", "check_unit", "reference_amount", "TOLERANCE", "ResponseBudget", "as_budget", "check_baseline_budget", "completion_tokens_of",
            "fill_budgets",
            "reference_run", "reference_tokens", "response_completion_tokens", "run_budget", "run_budgets",
            "responses_stats_path"]

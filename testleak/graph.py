@@ -168,9 +168,12 @@ def declarations(paths: Paths | None = None) -> list[Stage]:
               deps=["${verifier.index}", run_files["candidates"], stats("candidates"), run_files["judged"],
                     stats("judged")],
               outs=[run_files["verified"], stats("verified")]),
+        # under review=auto the automatic reviewer of a baseline verified as published judges here
         Stage("confirmed", foreach=per_run, args=RUN,
-              params=["review", "max_error_share"],
-              deps=[r(paths.labels_dir), run_files["judged"], stats("judged"), run_files["verified"], stats("verified")],
+              params=["review", "max_error_share", "seed", "taxonomy", "judge", "verifier.judge_mode", "verifier.judge",
+                      "library.prior", "budget", "answers", f"experiment.runs.{RUN}", "baselines.protocol"],
+              deps=[r(paths.labels_dir), res("placeholders.yaml"), r(paths.library("prior")), run_files["candidates"],
+                    stats("candidates"), run_files["judged"], stats("judged"), run_files["verified"], stats("verified")],
               outs=[run_files["confirmed"], stats("confirmed")]),
         Stage("library", foreach="${experiment.library_from}", args="${key}",
               params=["library", "taxonomy", "seed", "experiment.library_from.${key}"],
@@ -182,7 +185,7 @@ def declarations(paths: Paths | None = None) -> list[Stage]:
               params=["experiment.name", f"experiment.runs.{RUN}", RUN_MODEL, "experiment.scenarios",
                       "experiment.questions_per_scenario", "experiment.tests_per_function",
                       "ablation.name", "judge.name",
-                      "verifier.backend", "review.policy", "taxonomy"],
+                      "verifier.backend", "review.policy", "taxonomy", "baselines.protocol"],
               deps=[r(paths.questions), r(paths.questions_stats)] + list(run_files.values())
               + [stats(k) for k in ("responses", "candidates", "judged", "verified", "confirmed")],
               outs=[r(paths.run_metrics(RUN))],
@@ -194,7 +197,7 @@ def declarations(paths: Paths | None = None) -> list[Stage]:
               deps=[res("paper_results.yaml"), r(paths.run_metrics(RUN).parent), r(paths.metrics_plot(RUN).parent)],
               outs=[_nocache(r(paths.reports / f)) for f in (
                   "table2.md", "table2.csv", "table3.md", "table3.csv", "table4.md", "table4.csv", "table8.md", "table8.csv",
-                  "rejections.md", "rejections.csv", "figure1.csv", "figure1.png", "figure1_tokens.png", "figure1.md", "paper_comparison.md")]),
+                  "rejections.md", "rejections.csv", "confirmed.md", "confirmed.csv", "figure1.csv", "figure1.png", "figure1_tokens.png", "figure1_units.png", "figure1.md", "paper_comparison.md")]),
         # Ground truth by planted canaries (beyond the paper): enabled by experiment=canary
         # (experiment.canary: [calibration]); empty in the other experiments.
         # canary.spec_dep: the user's spec file (canary.spec) or, without one, the example spec

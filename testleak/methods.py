@@ -81,12 +81,16 @@ def names() -> tuple[str, ...]:
 
 
 def summarize(records: Iterable[Mapping]) -> dict:
-    """Counts of response records by status (no raw values), for logs and stats."""
-    out = {"responses": 0, **{s: 0 for s in STATUSES}}
+    """Counts of response records by status (no raw values), for logs and stats, and their
+    ``test_cases`` (the tests requested of the answered ones, one per baseline response: what
+    ``experiment.baseline_unit: test_cases`` matches)."""
+    out = {"responses": 0, **{s: 0 for s in STATUSES}, "test_cases": 0}
     for r in records:
         s = r.get("status", "error")
         out["responses"] += 1
         out[s] = out.get(s, 0) + 1
+        if s != "error":
+            out["test_cases"] += int(r.get("tests_requested") or 1)
     return out
 
 

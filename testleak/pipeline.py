@@ -22,7 +22,7 @@ from . import methods
 from .baselines.published import PUBLISHED, passthrough_verdicts, run_protocol
 from .config import run_model, run_spec
 from .echo import mark_echoes
-from .errors import ConfigError
+from .errors import ConfigError, DataError
 from .elicit.responses import ElicitSettings
 from .extract import candidates_from_responses
 from .extract.core import response_text
@@ -110,16 +110,35 @@ def review_labels(params: Mapping, paths: Paths) -> list[dict]:
 
 
 @contextmanager
-def judge_gateway(params: Mapping, paths: Paths, run: str | None = None) -> Iterator[Any]:
-    """The judge LLM's gateway (its calls logged for stage ``judged`` of ``run``), or None
-    when ``verifier.judge_mode`` is ``rules`` or the run is a baseline verified as published."""
-    if judge_mode(params.get("verifier") or {}) == "rules" or (run is not None and run_protocol(params, run) == "published"):
+def judge_gateway(params: Mapping, paths: Paths, run: str | None = None, stage: str = "judged") -> Iterator[Any]:
+    """The judge LLM's gateway (its calls logged for ``stage`` of ``run``), or None when the
+    stage asks no judge: ``verifier.judge_mode`` is ``rules``; at ``judged``, a baseline verified
+    as published (its own filter); at ``confirmed``, unless :func:`review_asks_judge`."""
+    if stage == "confirmed":
+        asks = run is not None and review_asks_judge(params, run)
+    else:
+        asks = judge_mode(params.get("verifier") or {}) != "rules" and not (
+            run is not None and run_protocol(params, run) == "published")
+    if not asks:
         with nullcontext(None) as gw:
             yield gw
     else:
-        with open_gateway(params["judge"], paths=paths, attribution={"stage": "judged", "run": run},
+        with open_gateway(params["judge"], paths=paths, attribution={"stage": stage, "run": run},
                           budget=budget_settings(params), answers=answer_settings(params)) as gw:
             yield gw
+
+
+def review_judges_here(params: Mapping, run: str) -> bool:
+    """Whether the confirmed stage applies the automatic reviewer itself: ``review.policy: auto``
+    for a run whose judged stage did not (a baseline verified as published)."""
+    policy = (params.get("review") or {}).get("policy", "auto")
+    return policy == "auto" and run_protocol(params, run) == "published"
+
+
+def review_asks_judge(params: Mapping, run: str) -> bool:
+    """Whether the confirmed stage asks the judge LLM (:func:`review_judges_here`, and
+    ``verifier.judge_mode`` is not ``rules``)."""
+    return review_judges_here(params, run) and judge_mode(params.get("verifier") or {}) != "rules"
 
 
 # ------------------------------------------------------------------------------- the stages
@@ -223,15 +242,22 @@ def judged(params: Mapping, run: str, candidates: Iterable[dict], gateway, fragm
     if run_protocol(params, run) == "published":
         verdicts = passthrough_verdicts(candidates, run)
         return verdicts, {"run": run, "mode": "published", "judge_model": None, **summarize_verdicts(verdicts)}
+    verdicts, mode = _judge(params, run, candidates, gateway, fragments)
+    stats = {"run": run, "mode": mode, "judge_model": (params.get("judge") or {}).get("name"), **summarize_verdicts(verdicts),
+             **_spend(gateway)}
+    return verdicts, stats
+
+
+def _judge(params: Mapping, run: str, candidates: Iterable[dict], gateway, fragments: Mapping) -> tuple[list[dict], str]:
+    """Format rules and/or the judge LLM as ``verifier`` configures them: the judged step of the
+    shared chain and the automatic reviewer of every method (:func:`confirmed`)."""
     ver = params.get("verifier") or {}
     mode = judge_mode(ver)
     jcfg = ver.get("judge") or {}
     verdicts = judge_candidates(candidates, Taxonomy.from_config(params), mode=mode, gateway=gateway,
                                 fragments=fragments, n_examples=int(jcfg.get("examples", 3)),
                                 seed=int(params.get("seed", 0)), sampling=jcfg.get("sampling") or {}, run=run)
-    stats = {"run": run, "mode": mode, "judge_model": (params.get("judge") or {}).get("name"), **summarize_verdicts(verdicts),
-             **_spend(gateway)}
-    return verdicts, stats
+    return verdicts, mode
 
 
 def verified(params: Mapping, run: str, verdicts: Iterable[dict], candidates: Iterable[dict],
@@ -248,13 +274,34 @@ def verified(params: Mapping, run: str, verdicts: Iterable[dict], candidates: It
 
 
 def confirmed(params: Mapping, run: str, hits: list[dict], verdicts: Iterable[dict],
-              labels: list[dict]) -> tuple[list[dict], dict]:
-    """The review policy (``review.policy``: auto | both_yes | yes_or_likely) over the hits."""
+              labels: list[dict], candidates: Iterable[dict] = (), gateway=None,
+              fragments: Mapping | None = None) -> tuple[list[dict], dict]:
+    """The review policy (``review.policy``: auto | both_yes | yes_or_likely) over the hits, the
+    same review for every method whatever its protocol: the reviewers' labels, or under ``auto``
+    the automatic reviewer (format rules + judge as ``verifier`` configures them, and in window).
+    A run whose judged stage applied that reviewer (ours, a baseline under ``shared``) reuses its
+    verdicts; for a baseline under ``published`` (whose judged stage is its own filter) the
+    in-window candidates are judged here (``candidates``, ``gateway``: :func:`judge_gateway` with
+    ``stage="confirmed"``, ``fragments``)."""
     rev = params.get("review") or {}
     policy = rev.get("policy", "auto")
     reviewers = list(rev.get("reviewers") or [])
-    recs = confirm(hits, verdicts, labels, policy, reviewers)
-    stats = {"run": run, **summarize_confirmed(recs), "policy": policy, "reviewers": reviewers}
+    verdicts = list(verdicts)
+    review, asked = None, 0
+    if policy == "auto":
+        window = {h["candidate_id"] for h in hits if h["outcome"] == "in_window"}
+        todo = [v["candidate_id"] for v in verdicts if v.get("mode") == "published" and v["candidate_id"] in window]
+        if todo:
+            cands = {c["id"]: c for c in candidates}
+            missing = [cid for cid in todo if cid not in cands]
+            if missing:
+                raise DataError(f"confirmed@{run}: {len(missing)} in-window candidates of a run verified as published "
+                                f"are missing from candidates.jsonl (first {missing[0]!r}): rerun the candidates stage")
+            rv, _ = _judge(params, run, [cands[cid] for cid in todo], gateway, fragments or {})
+            review, asked = {v["candidate_id"]: v for v in rv}, len(todo)
+    recs = confirm(hits, verdicts, labels, policy, reviewers, review=review)
+    stats = {"run": run, **summarize_confirmed(recs), "policy": policy, "reviewers": reviewers,
+             "protocol": run_protocol(params, run), "reviewed_here": asked, **_spend(gateway)}
     if len(reviewers) == 2:
         ids = {h["candidate_id"] for h in hits}
         stats["agreement"] = agreement([lb for lb in labels if lb["candidate_id"] in ids], reviewers)
@@ -329,10 +376,12 @@ def run_chain(params: Mapping, paths: Paths, run: str, backend, questions: list[
     write_artifact(paths, "judged", run, verdicts, out["judged"])
     hits, out["verified"] = verified(params, run, verdicts, cands, backend)
     write_artifact(paths, "verified", run, hits, out["verified"])
-    recs, out["confirmed"] = confirmed(params, run, hits, verdicts, labels if labels is not None else [])
+    with judge_gateway(params, paths, run, stage="confirmed") as rgw:
+        recs, out["confirmed"] = confirmed(params, run, hits, verdicts, labels if labels is not None else [], cands, rgw,
+                                           judge_fragments(params, paths))
     write_artifact(paths, "confirmed", run, recs, out["confirmed"])
     return out
 
 
-__all__ = ["write_artifact", "read_artifact", "run_params", "method_inputs", "judge_fragments", "review_labels", "judge_gateway",
+__all__ = ["write_artifact", "read_artifact", "run_params", "method_inputs", "judge_fragments", "review_labels", "judge_gateway", "review_asks_judge", "review_judges_here",
            "open_backend", "responses", "candidates", "judged", "verified", "confirmed", "run_chain"]

@@ -272,9 +272,20 @@ def plan(params: Mapping, paths: Paths | None = None, env: Mapping[str, str] | N
         rows += run_rows
         # judged@RUN: one call per (rule-passing) candidate: depends on the model's output; none for
         # a baseline verified as published (its own filter, no judge: testleak/baselines/published.py)
+        responses_n = round(sum(r["status"] == "ok" for r in recs) * scale)   # scale: see _run_budget
+        if mode != "rules" and run_protocol(params, run) == "published" and (params.get("review") or {}).get(
+                "policy", "auto") == "auto":
+            # confirmed@RUN: the automatic reviewer judges the in-window candidates of a published baseline
+            per = history.ratio(("confirmed", "judge"), ("responses", RESPONSE_PURPOSES), run)
+            calls, basis = ((round(responses_n * per[0]), f"estimate: review judge calls per response {per[1]}")
+                            if per is not None else
+                            (responses_n, "estimate without call log: one in-window candidate per answered response"))
+            judged_total += calls
+            rows.append({"stage": "confirmed", "run": run, "model": params["judge"]["name"], "purpose": "judge",
+                         "calls": calls, "cached": 0, "prompt_tokens": round(calls * judge_prompt),
+                         "completion_tokens": calls * judge_comp, "basis": f"{basis}; completion: {judge_basis}"})
         if mode == "rules" or run_protocol(params, run) == "published":
             continue
-        responses_n = round(sum(r["status"] == "ok" for r in recs) * scale)   # scale: see _run_budget
         per = history.ratio(("judged", "judge"), ("responses", RESPONSE_PURPOSES), run)
         if per is not None:
             calls, basis = round(responses_n * per[0]), f"estimate: judge calls per response {per[1]}"

@@ -251,6 +251,7 @@ class RunBudget(_Strict):
     responses: int | None = Field(default=None, ge=1)
     reference: str | None = None
     max_responses: int | None = Field(default=None, ge=1)
+    unit: Literal["responses", "test_cases", "completion_tokens", "tokens", "usd"] | None = None   # match_ours
     reads: str = Field(pattern=r"^data/")
 
 
@@ -284,6 +285,8 @@ class Experiment(_Strict):
     # same model's run of ours, with at most baseline_max_responses responses (testleak/equalcost.py)
     baseline_budget: Annotated[int, Field(ge=1)] | Literal["match_ours"]
     baseline_max_responses: int | None = Field(default=None, ge=1)
+    # the unit match_ours matches in (testleak/equalcost.py UNITS); null: completion tokens
+    baseline_unit: Literal["responses", "test_cases", "completion_tokens", "tokens", "usd"] | None = None
 
     @field_validator("baseline_budget", mode="before")
     @classmethod
@@ -355,6 +358,11 @@ class JudgeSettings(_Strict):
     sampling: Sampling
 
 
+class CorpusExclusion(_Strict):
+    name: str                     # a distribution name or glob (normalized: lower case, -_. as -)
+    why: str = Field(min_length=1)
+
+
 class LocalSearch(_Strict):
     case_sensitive: bool
     corpus: str
@@ -366,6 +374,7 @@ class LocalSearch(_Strict):
     compress: bool
     max_hits_listed: int = Field(ge=1)
     lock_file: str | None         # corpus site-packages: the installed versions must equal this lock
+    exclude: list[CorpusExclusion] = Field(default_factory=list)   # site-packages kept out of the corpus
 
 
 class GitHubSearch(_Strict):

@@ -81,3 +81,14 @@ def test_a_missing_data_file_is_one_line_naming_its_key(key, what):
     msg = str(e.value)
     assert "\n" not in msg and msg.startswith(f"{key} = 'nope.yaml' (override '{key}=nope.yaml'): expected an existing, valid {what}")
     assert "nope.yaml not found" in msg
+
+
+def test_paper_names_judge_and_questioner_and_matches_baselines_in_responses():
+    from testleak.config import compose
+
+    p = compose(["experiment=paper", "review=auto"])
+    embedded = compose([])["judge"]["name"]
+    assert p["judge"]["name"] == p["questioner"]["name"] == "gpt-4o" != embedded
+    assert p["judge"]["name"] in {m["name"] for m in p["experiment"]["models"].values()}   # a model under test
+    assert p["experiment"]["baseline_unit"] == "responses"
+    assert {r["budget"]["unit"] for r in p["experiment"]["runs"].values() if r["method"] != "ours"} == {"responses"}

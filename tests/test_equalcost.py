@@ -83,7 +83,8 @@ def test_default_experiment_composes_match_ours_and_names_ours_stats_as_dep():
     for r in ("codexleaks", "codebreaker"):
         b = runs[r]["budget"]
         assert b == {"kind": MATCH_OURS, "responses": None, "reference": "ours",
-                     "max_responses": exp["baseline_max_responses"], "reads": "data/runs/ours/responses_stats.json"}
+                     "max_responses": exp["baseline_max_responses"], "unit": "completion_tokens",
+                     "reads": "data/runs/ours/responses_stats.json"}
 
 
 def test_dvc_yaml_makes_ours_stats_a_dep_of_the_baselines_responses():
@@ -291,3 +292,41 @@ def test_each_seed_sends_its_own_requests_and_ours_under_a_token_target_repeats_
     assert [r["question_id"] for r in got] == [f"q{i % 2}" for i in range(len(got))]
     assert len({r["id"] for r in got}) == len(got)                                 # repeated questions: new ids
     assert stats["budget"]["stop"] == "target reached" and stats["budget"]["reference"] == "ours_s0"
+
+
+@pytest.mark.parametrize("unit, target, per_response, issued", [
+    ("responses", 7, (30, 5), 7),            # one per response, whatever its tokens
+    ("test_cases", 7, (30, 5), 7),           # a baseline response is one test case
+    ("completion_tokens", 100, (30, 5), 4),  # 4 x 30 >= 100
+    ("tokens", 100, (30, 5), 3),             # 3 x (30 + 5) >= 100
+    ("usd", 1.0, (30, 5), 3),                # at 0.01 USD per token: 3 x 0.35 >= 1.0
+])
+def test_a_baseline_matches_ours_in_any_unit(unit, target, per_response, issued):
+    from testleak.equalcost import ResponseBudget
+
+    b = ResponseBudget(target_tokens=target, max_responses=100, max_tokens_per_response=30, unit=unit,
+                       usd=lambda p, c: 0.01 * (p + c))
+    while (n := b.allowance()) > 0:
+        b.record([per_response[0]] * n, [False] * n, [per_response[1]] * n)
+    s = b.summary()
+    assert (s["stop"], s["responses_issued"], s["unit"], s["target"]) == ("target reached", issued, unit, target)
+    assert target <= s["spent"] < target + max(1, (per_response[0] + per_response[1]) * (0.01 if unit == "usd" else 1))
+
+
+def test_baseline_unit_composes_into_the_run_budget_and_a_bad_unit_is_one_line():
+    from testleak.config import compose
+    from testleak.errors import ConfigError
+
+    runs = compose(["experiment.baseline_unit=responses"])["experiment"]["runs"]
+    assert runs["codexleaks"]["budget"]["unit"] == "responses" and runs["ours"]["budget"]["kind"] == "own"
+    with pytest.raises(ConfigError) as ei:
+        compose(["experiment.baseline_unit=words"])
+    assert "baseline_unit" in str(ei.value) and "\n" not in str(ei.value).strip()
+
+
+def test_the_reference_spend_in_each_unit(tmp_path):
+    from testleak.equalcost import reference_amount
+
+    st = {"responses": 8, "test_cases": 40, "llm": {"prompt_tokens": 300, "completion_tokens": 500, "usd": 0.25}}
+    assert [reference_amount(st, "data/runs/ours/responses_stats.json", u)
+            for u in ("responses", "test_cases", "completion_tokens", "tokens", "usd")] == [8, 40, 500, 800, 0.25]

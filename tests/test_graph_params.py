@@ -124,7 +124,8 @@ def test_dvc_marks_the_readers_of_the_taxonomy_and_of_a_runs_model_stale(tmp_pat
     original = tax.read_text(encoding="utf-8")
     tax.write_text(original.replace("slot: <EMAIL>", "slot: <MAIL>", 1), encoding="utf-8")
     assert original != tax.read_text(encoding="utf-8")
-    readers = {"questions", "report", "library@ours"} | per_run("responses", "candidates", "judged", "metrics")
+    # (confirmed@RUN: the automatic reviewer of a baseline verified as published judges there)
+    readers = {"questions", "report", "library@ours"} | per_run("responses", "candidates", "judged", "confirmed", "metrics")
     assert _stale(proj, env) == readers
     tax.write_text(original, encoding="utf-8")
     assert _stale(proj, env) == set()
@@ -134,7 +135,7 @@ def test_dvc_marks_the_readers_of_the_taxonomy_and_of_a_runs_model_stale(tmp_pat
     assert _stale(proj, env) == per_run("responses", "candidates", "judged", "metrics")
     # another model (-S model=...): the same runs, and the report (the runs' entries name the model)
     dump_params(compose_dict(["model=gpt-4o"]), proj / "params.yaml")
-    assert _stale(proj, env) == per_run("responses", "candidates", "judged", "metrics") | {"report"}
+    assert _stale(proj, env) == per_run("responses", "candidates", "judged", "confirmed", "metrics") | {"report"}
     # the judge: the stages that call it
     dump_params(compose_dict(["judge.sampling.max_tokens=50"]), proj / "params.yaml")
-    assert _stale(proj, env) == per_run("judged")
+    assert _stale(proj, env) == per_run("judged", "confirmed")

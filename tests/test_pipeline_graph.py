@@ -186,7 +186,8 @@ def test_repro_is_stable_and_a_change_reruns_exactly_its_dependents(tmp_path, se
     lib = proj / "testleak/resources/prior_library.yaml"
     original = lib.read_text(encoding="utf-8")
     lib.write_text(original + "\n# touched\n", encoding="utf-8")
-    assert changed_stages(proj, env) == {"responses@ours", "judged@ours", "library@ours"}
+    # (confirmed@RUN: the automatic reviewer of a baseline verified as published judges there)
+    assert changed_stages(proj, env) == {"responses@ours", "judged@ours", "confirmed@ours", "library@ours"}
     lib.write_text(original, encoding="utf-8")
     assert changed_stages(proj, env) == set()
 
@@ -196,4 +197,5 @@ def test_repro_is_stable_and_a_change_reruns_exactly_its_dependents(tmp_path, se
     # choose the extractor / the pass-through judge, and DVC cannot declare a key that may be absent),
     # so they are listed too; their work is a rerun anyway once responses@ours changes
     dump_params(compose_dict([*SMALL, "ablation.library_hints=false"]), proj / "params.yaml")
-    assert changed_stages(proj, env) == {"responses@ours", "candidates@ours", "judged@ours", "metrics@ours", "report"}
+    assert changed_stages(proj, env) == {"responses@ours", "candidates@ours", "judged@ours", "confirmed@ours", "metrics@ours",
+                                         "report"}

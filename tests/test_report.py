@@ -54,7 +54,9 @@ def _write_run(root: Path, run: str, variant: str, statuses: dict, kept: set, co
                                      for c in cands], kind="verdict")
     write_jsonl(d / "verified.jsonl", [
         {"candidate_id": c, "attribute": RAW[c][0], "value_hash": value_hash(RAW[c][1]), "k": len(REPOS.get(c, [])),
-         "repo_ids": REPOS.get(c, []), "outcome": "in_window" if c in REPOS else "unverifiable"} for c in cands],
+         "repo_ids": REPOS.get(c, []), "repos": [f"dist{r}" for r in REPOS.get(c, [])],
+         "paths": [f"dist{r}/pkg/data.py" for r in REPOS.get(c, [])],
+         "outcome": "in_window" if c in REPOS else "unverifiable"} for c in cands],
         kind="hit")
     write_jsonl(d / "confirmed.jsonl", [
         {"candidate_id": c, "attribute": RAW[c][0], "value_hash": value_hash(RAW[c][1]), "outcome": "in_window",
@@ -111,8 +113,9 @@ def test_metrics_json(project):
     assert (t["test_cases"], t["accepted"], t["candidates"], t["judge"], t["in_window"], t["confirmed"], t["permille"]) == (
         30, 20, 5, 3, 3, 3, 100.0)
     # identifiable: email + phone test cases = 10 + 10; r1 holds a linked email and phone
-    assert m["leakage"]["identifiable"] == pytest.approx({"lp1": 0.05, "lp2": 0.05, "lp3": 0.0, "il2": 0.05, "il3": 0.0})
-    assert m["leakage"]["secret"] == pytest.approx({"lp1": 0.1, "lp2": 0.0, "lp3": 0.0, "il2": 0.0, "il3": 0.0})
+    # 3 answered responses x 5 tests + the values outside every test of r1 and r2 = 17 test cases
+    assert m["leakage"]["identifiable"] == pytest.approx({"lp1": 1 / 17, "lp2": 1 / 17, "lp3": 0.0, "il2": 1 / 17, "il3": 0.0})
+    assert m["leakage"]["secret"] == pytest.approx({"lp1": 1 / 17, "lp2": 0.0, "lp3": 0.0, "il2": 0.0, "il3": 0.0})
     assert m["variant"] == "none" and len(m["keys"]) == 3
 
 
@@ -134,69 +137,80 @@ def test_headline_metrics_in_git(project):
     h = json.loads((project / "metrics/ours.json").read_text())
     assert h == {"confirmed": 3, "instances": 3,
                  "permille": {"total": 100.0, "identifiable": 100.0, "private": 0.0, "secret": 100.0},
-                 "lp1_permille": {"identifiable": 50.0, "private": 0.0, "secret": 100.0},
+                 "lp1_permille": {"identifiable": 58.8235, "private": 0.0, "secret": 58.8235},
                  "refusal_rate": 0.3333, "responses": 3, "tokens": 3 * 400 + 3000}
     # the elicitation budget and confirmed (3 distinct) per 1,000 completion tokens / per 100 calls:
     # with the step statistics (a plain output), not a headline column of `dvc exp show`
     m = json.loads((project / "data/metrics/ours.json").read_text())
+    # every budget unit: responses, test cases, completion tokens, prompt + completion tokens, USD (at the
+    # embedded model's price, 0)
     assert m["efficiency"] == {"confirmed": 3, "calls": 6, "prompt_tokens": 1200, "completion_tokens": 3000,
+                               "responses": 3, "test_cases": 15, "tokens": 4200, "usd": 0.0,
                                "per_1k_completion_tokens": 1.0, "per_100_calls": 50.0}
 
 
 def test_plot_csv(project):
     assert _csv(project / "metrics/plots/ours_confirmed_vs_responses.csv") == [
-        ["responses", "completion_tokens", "identifiable", "private", "secret", "all"],
-        ["1", "1000", "2", "0", "0", "2"], ["2", "2500", "2", "0", "1", "3"], ["3", "3000", "2", "0", "1", "3"]]
+        ["responses", "completion_tokens", "test_cases", "tokens", "usd", "identifiable", "private", "secret", "all"],
+        ["1", "1000", "5", "1400", "0.0", "2", "0", "0", "2"], ["2", "2500", "10", "3300", "0.0", "2", "0", "1", "3"],
+        ["3", "3000", "15", "4200", "0.0", "2", "0", "1", "3"]]
 
 
 def test_report_files_written(project):
     names = sorted(p.name for p in (project / "reports").iterdir())
     assert names == sorted(["table2.md", "table2.csv", "table3.md", "table3.csv", "table4.md", "table4.csv",
-                            "table8.md", "table8.csv", "rejections.md", "rejections.csv", "figure1.md", "figure1.csv", "figure1.png", "figure1_tokens.png", "paper_comparison.md"])
+                            "table8.md", "table8.csv", "rejections.md", "rejections.csv", "confirmed.md", "confirmed.csv", "figure1.md", "figure1.csv", "figure1.png", "figure1_tokens.png",
+                            "figure1_units.png", "paper_comparison.md"])
+    assert (project / "reports/figure1_units.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (project / "reports/figure1.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (project / "reports/figure1_tokens.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_comparison_tables_state_budgets(project):
-    """Table 3 and Figure 1's table (ours vs baselines) give each run's calls, prompt and completion
-    tokens, how its budget was set and confirmed per 1k completion tokens / per 100 calls."""
+    """Table 3, Figure 1's table and the paper comparison (ours vs baselines) give each run's budget in
+    every unit (responses, test cases, completion tokens, prompt + completion tokens, USD), how it was
+    set and confirmed per 1k completion tokens / per 100 calls."""
     rows = _csv(project / "reports/table3.csv")
     head = rows[0]
-    for col in ("Budget: calls", "Budget: prompt tokens", "Budget: completion tokens", "Budget rule",
-                "confirmed / 1k completion tokens", "confirmed / 100 calls"):
+    units = ("Budget: responses", "Budget: test cases", "Budget: completion tokens", "Budget: prompt + completion tokens",
+             "Budget: USD")
+    for col in units + ("Budget rule", "confirmed / 1k completion tokens", "confirmed / 100 calls"):
         assert col in head, col
     ours = next(r for r in rows if r[1] == "ours" and r[2] == "all")
     cell = dict(zip(head, ours))
-    assert (cell["Budget: calls"], cell["Budget: prompt tokens"], cell["Budget: completion tokens"]) == ("6", "1200", "3000")
+    assert tuple(cell[u] for u in units) == ("3", "15", "3000", "4200", "0.0000")
     assert cell["Budget rule"] == "own (questions x tests)"
     assert (cell["confirmed / 1k completion tokens"], cell["confirmed / 100 calls"]) == ("1", "50")
     # the baselines of the default experiment are set to match ours' completion tokens (not run here)
     cx = dict(zip(head, next(r for r in rows if r[1] == "codexleaks")))
-    assert cx["Budget: calls"] == "not run"
+    assert cx["Budget: responses"] == "not run"
     fig = (project / "reports/figure1.md").read_text(encoding="utf-8")
-    assert "figure1_tokens.png" in fig and "Budget: completion tokens" in fig
-    assert "| ours | ours | 3 | 2 | 0 | 1 | 6 | 1200 | 3000 | own (questions x tests) | 3 | 1 | 50 |" in fig
+    assert "figure1_tokens.png" in fig and "figure1_units.png" in fig and "Budget: prompt + completion tokens" in fig
+    assert "| ours | ours | 3 | 2 | 0 | 1 | 3 | 15 | 3000 | 4200 | 0.0000 | own (questions x tests) | 3 | 1 | 50 |" in fig
     fig_csv = _csv(project / "reports/figure1.csv")
-    assert fig_csv[0][:5] == ["run", "method", "responses", "completion_tokens", "all"]
-    assert ["ours", "ours", "3", "3000", "3"] == fig_csv[[r[0] for r in fig_csv].index("ours") + 2][:5]
+    assert fig_csv[0][:8] == ["run", "method", "responses", "completion_tokens", "test_cases", "tokens", "usd", "all"]
+    assert ["ours", "ours", "3", "3000", "15", "4200", "0.0", "3"] == fig_csv[[r[0] for r in fig_csv].index("ours") + 2][:8]
     text = (project / "reports/paper_comparison.md").read_text(encoding="utf-8")
-    assert "6 calls, 1200 prompt + 3000 completion tokens (own (questions x tests)); confirmed 1 per 1k" in text
+    assert ("3 responses, 15 test cases, 3000 completion tokens, 4200 prompt + completion tokens, USD 0.0000 "
+            "(own (questions x tests)); confirmed 1 per 1k") in text
     assert "the completion tokens of the same model's ours (match_ours" in text
+    assert "comparable budget" not in text.lower()
 
 
 def test_table2_row(project):
     rows = _csv(project / "reports/table2.csv")
     email = next(r for r in rows if r[1] == "Email")
     assert email == ["identifiable", "Email", "10", "5", "1", "1", "1", "1", "100.0‰"]
-    assert rows[-1][:3] == ["Refusal rate", "", "33.3%"]
+    assert [r[:3] for r in rows[-3:]] == [["Refusal rate", "", "33.3%"], ["No-code rate", "", "0.0%"],
+                                          ["Truncated rate", "", "0.0%"]]
 
 
 def test_table3_not_run_and_values(project):
     rows = _csv(project / "reports/table3.csv")
     rows = [r[:9] for r in rows]   # then the budget columns (test_comparison_tables_state_budgets)
     assert ["codexleaks", "codexleaks", "identifiable", "not run", "not run", "not run", "not run", "not run", "not run"] in rows
-    assert ["ours", "ours", "identifiable", "20", "50.00‰", "50.00‰", "0.00‰", "50.00‰", "0.00‰"] in rows
-    assert ["ours [no_fl]", "ours_no_fl", "identifiable", "10", "100.00‰", "100.00‰", "0.00‰", "0.00‰", "0.00‰"] in rows
+    assert ["ours", "ours", "identifiable", "17", "58.82‰", "58.82‰", "0.00‰", "58.82‰", "0.00‰"] in rows
+    assert ["ours [no_fl]", "ours_no_fl", "identifiable", "12", "83.33‰", "83.33‰", "0.00‰", "0.00‰", "0.00‰"] in rows
 
 
 def test_table4_ablation(project):
@@ -206,6 +220,29 @@ def test_table4_ablation(project):
     assert rows["none"][1] == "ours" and rows["none"][5:] == ["-", "-", "-", "-", "-", "-", "33.33%"]
 
 
+def test_table3_names_protocol_and_review_of_each_number(project):
+    rows = _csv(project / "reports/table3.csv")
+    head = rows[0]
+    assert head[-2:] == ["Protocol (filter)", "Review"]
+    ours = [r for r in rows[1:] if r[1] == "ours"]
+    assert ours and all(r[-2:] == ["shared", "auto (unreviewed)"] for r in ours)
+    assert all(r[-2:] == ["not run", "not run"] for r in rows[1:] if r[1] == "codexleaks")
+
+
+def test_confirmed_values_say_which_files_matched_masked(project):
+    rows = _csv(project / "reports/confirmed.csv")
+    head, body = rows[0], rows[1:]
+    assert head[-6:] == ["Attribute", "Value (masked)", "Instances", "k", "Repositories", "Files matched"]
+    ours = [dict(zip(head, r)) for r in body if r[1] == "ours"]
+    assert len(ours) == 3                                    # the run's distinct confirmed values
+    text = (project / "reports/confirmed.md").read_text(encoding="utf-8")
+    for _, value in RAW.values():
+        assert value not in text                             # masked, never raw
+    assert all("*" in r["Value (masked)"] for r in ours)
+    assert all(r["Files matched"].startswith("dist") and "/pkg/data.py" in r["Files matched"] for r in ours)
+    assert {r["Review"] for r in ours} == {"auto (unreviewed)"} and {r["Protocol (filter)"] for r in ours} == {"shared"}
+
+
 def test_paper_comparison(project):
     text = (project / "reports/paper_comparison.md").read_text(encoding="utf-8")
     params = yaml.safe_load((project / "params.yaml").read_text())
@@ -213,9 +250,9 @@ def test_paper_comparison(project):
                    "| Review policy |", "auto (unreviewed)", "not run", "21.8‰", "39.3%", "22.55‰", "24.12%",
                    "8 scenarios x 20 questions x 10 tests", "## Paper arithmetic", "13.64‰", "580.3"):
         assert needle in text, needle
-    under = "local verifier, review auto (unreviewed)"
+    under = "shared protocol, local verifier, review auto (unreviewed)"
     assert f"| identifiable | Email | 25.5‰ | 39.2‰ | 100.0‰ | 1 / 10 | {under} |" in text
-    assert f"| ours | identifiable | this repo, run ours | 50.00‰ | 50.00‰ | 0.00‰ | 50.00‰ | 0.00‰ | {under} | 6 calls" in text
+    assert f"| ours | identifiable | this repo, run ours | 58.82‰ | 58.82‰ | 0.00‰ | 58.82‰ | 0.00‰ | {under} | 3 responses" in text
     assert ("| no_fl | paper | 57.2 | 41.8 | 5.3 | 91.8% | 57.7% | 70.7% | 58.01% | GitHub search, two human reviewers; "
             "macro over models |") in text
     assert f"| no_fl | this repo, run ours_no_fl | 1 | 2 | 1 | 50.0% | 33.3% | 40.0% | 50.00% | {under}; pooled, one model |" in text
@@ -240,7 +277,7 @@ def test_report_with_no_runs_at_all(tmp_path):
     runs = params["experiment"]["runs"]
     files = build_reports(params, {r: None for r in runs}, {r: None for r in runs},
                           Taxonomy.from_config(params), tmp_path)
-    assert len(files) == 15   # + table8.md, table8.csv, figure1_tokens.png, rejections.md, rejections.csv
+    assert len(files) == 18   # + figure1_units.png, + table8, rejections and confirmed (.md, .csv), figure1_tokens.png
     rows = _csv(tmp_path / "table3.csv")[1:]
     assert len(rows) == 4 * len(runs) and all(r[3] == "not run" for r in rows)
     assert "not run" in (tmp_path / "paper_comparison.md").read_text(encoding="utf-8")

@@ -136,3 +136,34 @@ def test_agrees_with_grep_on_a_real_package(tmp_path):
             assert r["k"] == len(want)
             checked += bool(want)
     assert checked >= 4
+
+
+def test_the_default_corpus_excludes_synthetic_data_generators_and_records_them():
+    from testleak.config import compose
+    from testleak.verify.index import corpus_files, corpus_manifest, excluded_by, select_corpus
+
+    local = compose([])["verifier"]["local"]
+    names = {str(e["name"]) for e in local["exclude"]}
+    assert {"faker", "mimesis", "factory-boy", "hypothesis"} <= names and all(e["why"] for e in local["exclude"])
+    assert excluded_by("Faker", local["exclude"]) == "faker" and excluded_by("faker_web", local["exclude"]) == "faker-*"
+    assert excluded_by("numpy", local["exclude"]) is None
+    repos = {f.repo for f in corpus_files({**local, "max_files": 0})}
+    assert "Faker" not in repos and "hypothesis" not in repos and "numpy" in repos   # Faker is installed here
+    m = corpus_manifest(local)
+    ex = {e["name"]: e for e in m["excluded"]}
+    assert ex["Faker"]["pattern"] == "faker" and ex["Faker"]["version"] and "fake" in ex["Faker"]["why"]
+    assert "Faker" not in {d["name"] for d in m["distributions"]} and m["exclude"][0]["name"] == "faker"
+    # without the list the generator's provider files are in the corpus (what the list keeps out)
+    files = [f for f in corpus_files({**local, "exclude": []}) if f.repo == "Faker"]
+    assert any("providers" in f.path for f in files)
+    docs = list(select_corpus({**local, "max_files": 50}))
+    assert docs and not any(d.repo == "Faker" for d in docs)
+
+
+def test_an_exclusion_without_a_reason_is_one_line():
+    from testleak.config import compose
+    from testleak.errors import ConfigError
+
+    with pytest.raises(ConfigError) as ei:
+        compose(["verifier.local.exclude=[{name: faker}]"])
+    assert "\n" not in str(ei.value).strip() and "why" in str(ei.value)

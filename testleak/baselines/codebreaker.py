@@ -188,6 +188,10 @@ def _completion_tokens(record: Mapping) -> int:
     return int((((record or {}).get("turn1") or {}).get("usage") or {}).get("completion_tokens") or 0)
 
 
+def _prompt_tokens(record: Mapping) -> int:
+    return int((((record or {}).get("turn1") or {}).get("usage") or {}).get("prompt_tokens") or 0)
+
+
 class _Search:
     """The state of one search: the budget left, every evaluated prompt, the texts taken."""
 
@@ -220,6 +224,8 @@ class _Search:
         self.budget.record([_completion_tokens(s.records[i]) if i < len(s.records) else 0
                             for s in scored for i in range(s.samples)],
                            [i >= len(s.records) or s.records[i].get("status") == "error"
+                            for s in scored for i in range(s.samples)],
+                           [_prompt_tokens(s.records[i]) if i < len(s.records) else 0
                             for s in scored for i in range(s.samples)])
         self.done.extend(scored)
         return scored

@@ -106,7 +106,8 @@ def run_codexleaks(params: Mapping, gateway, taxonomy, budget, seed: int, run_ro
         if n <= 0:
             break
         got = gateway.chat_many(reqs[len(completions):len(completions) + n], purpose="codexleaks prompts")
-        budget.record([completion_tokens_of(c) for c in got], [c.status != "ok" for c in got])
+        budget.record([completion_tokens_of(c) for c in got], [c.status != "ok" for c in got],
+                      [int((getattr(c, "usage", None) or {}).get("prompt_tokens") or 0) for c in got])
         completions += got
     model = model_name(params)
     records = [response_record(METHOD, p, i, c, model, run_round)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from ..equalcost import response_completion_tokens  # noqa: F401  (re-exported: one home, testleak.equalcost)
+from ..llm.budget import cost_usd
 from .rates import ratio
 
 PER_TOKENS = 1000   # confirmed per 1,000 completion tokens
@@ -26,11 +27,21 @@ def spend_of(stats: Mapping | None) -> dict:
     return {k: int(llm.get(k) or 0) for k in ("calls", "prompt_tokens", "completion_tokens")}
 
 
-def efficiency(confirmed: int, responses_stats: Mapping | None) -> dict:
-    """The run's elicitation budget and its confirmed leaks (distinct) per 1,000 completion
+def efficiency(confirmed: int, responses_stats: Mapping | None, responses: int | None = None,
+               test_cases: int | None = None, price: Mapping | None = None) -> dict:
+    """The run's elicitation budget in every unit (:data:`testleak.metrics.curves.UNITS`:
+    responses, test cases, completion tokens, prompt + completion ``tokens``, ``usd`` at the
+    model's price, None without one) and its confirmed leaks (distinct) per 1,000 completion
     tokens and per 100 calls (None when it spent nothing). ``budget``: what the run was allowed
-    (the responses stats' ``budget``: a baseline's target and why it stopped), when recorded."""
+    (the responses stats' ``budget``: a baseline's target and why it stopped), when recorded.
+    ``usd``: the stats' own, else the tokens at ``price`` (the run's model's)."""
     s = spend_of(responses_stats)
+    llm = (responses_stats or {}).get("llm") or {}
+    usd = llm.get("usd")
+    if usd is None and price:
+        usd = round(cost_usd(price, s["prompt_tokens"], s["completion_tokens"]), 6)
+    s.update({"responses": responses if responses is not None else (responses_stats or {}).get("responses"),
+              "test_cases": test_cases, "tokens": s["prompt_tokens"] + s["completion_tokens"], "usd": usd})
     out = {**s, "confirmed": int(confirmed),
            "per_1k_completion_tokens": _per(confirmed, s["completion_tokens"], PER_TOKENS),
            "per_100_calls": _per(confirmed, s["calls"], PER_CALLS)}

@@ -1,4 +1,4 @@
-"""Confirmed instances against the number of responses (paper Fig. 1).
+"""Confirmed instances against the number of responses (paper Fig. 1) and the other budget units.
 
 Responses are taken in their file order (the order the responses stage produced them);
 ``error`` responses are skipped (not model responses, as in :mod:`.leakage`). Row i gives,
@@ -9,9 +9,14 @@ Column ``completion_tokens`` gives the completion tokens spent up to row i (ever
 it, error ones included: :func:`.cost.response_completion_tokens`): the x axis of Figure 1's
 equal-cost variant (confirmed vs tokens spent, issue 14 item 5).
 
+Columns ``test_cases`` (the test cases of the responses up to row i: ours' tests, one per
+baseline response), ``tokens`` (prompt + completion) and ``usd`` (at the model's ``price``; empty
+without one) are the other budget units (:data:`UNITS`), one panel each in
+reports/figure1_units.png.
+
 The curve file (``metrics/plots/RUN_confirmed_vs_responses.csv``, DVC plots, Figure 1 input) is
 written by :func:`write_curve` and read back by :func:`read_curve`: columns ``responses``,
-``completion_tokens``, one per category, ``all``.
+``completion_tokens``, ``test_cases``, ``tokens``, ``usd``, one per category, ``all``.
 """
 
 from __future__ import annotations
@@ -21,13 +26,19 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
+from ..llm.budget import cost_usd
 from .cost import response_completion_tokens
 from .leakage import response_of
 from .records import check_attribute, confirmed_only, response_status
+from .steps import response_test_cases, tokens_of
+
+#: The budget units a run is measured (and a baseline matched) in, in report order.
+UNITS = ("responses", "test_cases", "completion_tokens", "tokens", "usd")
 
 
 def cumulative_confirmed(responses: Iterable[Mapping], confirmed: Iterable[Mapping], taxonomy,
-                         candidates: Iterable[Mapping] = ()) -> list[dict]:
+                         candidates: Iterable[Mapping] = (), price: Mapping | None = None,
+                         default_tests: int = 1) -> list[dict]:
     attrs = list(taxonomy.attributes)
     resp_by_cand = {c["id"]: c.get("response_id") for c in candidates if "id" in c}
     cat_of = {a: taxonomy.category_of(a) for a in attrs}
@@ -43,14 +54,20 @@ def cumulative_confirmed(responses: Iterable[Mapping], confirmed: Iterable[Mappi
     cats = list(taxonomy.categories)
     run = Counter()
     rows = []
-    i = tokens = 0
+    i = tokens = both = tests = 0
+    usd: float | None = 0.0 if price else None
     for r in responses:
         tokens += response_completion_tokens(r)
+        both += tokens_of(r)
+        if usd is not None:
+            usd += cost_usd(price, tokens_of(r) - response_completion_tokens(r), response_completion_tokens(r))
         if response_status(r) == "error":
             continue
         i += 1
+        tests += response_test_cases(r, default_tests)
         run.update(per_resp.get(r.get("id"), Counter()))
-        row = {"responses": i, "completion_tokens": tokens, **{c: run[c] for c in cats}}
+        row = {"responses": i, "completion_tokens": tokens, "test_cases": tests, "tokens": both,
+               "usd": "" if usd is None else round(usd, 6), **{c: run[c] for c in cats}}
         row["all"] = sum(run[c] for c in cats)
         rows.append(row)
     return rows
@@ -59,12 +76,12 @@ def cumulative_confirmed(responses: Iterable[Mapping], confirmed: Iterable[Mappi
 def write_curve(path: Path, rows: Sequence[Mapping], categories: Iterable[str]) -> None:
     """Write the rows of :func:`cumulative_confirmed` as the run's curve CSV."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    cols = ["responses", "completion_tokens", *categories, "all"]
+    cols = ["responses", "completion_tokens", "test_cases", "tokens", "usd", *categories, "all"]
     with path.open("w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, fieldnames=cols)
         w.writeheader()
         for r in rows:
-            w.writerow({c: r[c] for c in cols})
+            w.writerow({c: r.get(c, "") for c in cols})
 
 
 def read_curve(path: Path) -> list[dict]:

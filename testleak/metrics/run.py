@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
-from ..config import run_model, run_spec
+from ..config import run_model, run_protocol, run_spec
 from .ablation import confirmed_keys
 from .curves import cumulative_confirmed
 from .leakage import leakage_levels
 from .records import confirmed_only, policies_of
-from .steps import judged_outcomes, refusal_stats, step_counts
+from .steps import judged_outcomes, refusal_stats, step_counts, with_tests_written
 
 
 def run_meta(params: Mapping, run: str, responses: Iterable[Mapping]) -> dict:
@@ -38,6 +38,7 @@ def run_meta(params: Mapping, run: str, responses: Iterable[Mapping]) -> dict:
         "family": model.get("family"),
         "judge": params["judge"]["name"],
         "verifier": params["verifier"]["backend"],
+        "protocol": run_protocol(params, run),   # the run's filter; its review is the same for every method
         "sizes": {
             "scenarios": len(params["experiment"]["scenarios"]),
             "questions_per_scenario": params["experiment"]["questions_per_scenario"],
@@ -70,6 +71,8 @@ def run_metrics(
     (sorted distinct confirmed [attribute, value_hash], for Table 4).
     ``per_test``: test cases are the tests of an answer (ours) or the response (baselines)."""
     responses, candidates, judged, verified = list(responses), list(candidates), list(judged), list(verified)
+    if per_test:      # test cases = the tests the model wrote in its test turn (requested kept beside)
+        responses = with_tests_written(responses, taxonomy)
     confirmed = list(confirmed)
     errors = error_counts(responses, judged, verified, confirmed)
     confirmed = confirmed_only(confirmed)
@@ -88,7 +91,30 @@ def run_metrics(
                                   per_test),
         "confirmed_unique": len(keys),
         "keys": [list(k) for k in sorted(keys)],
+        "confirmed_values": confirmed_values(confirmed, candidates, verified),
     }
+
+
+def confirmed_values(confirmed: Iterable[Mapping], candidates: Iterable[Mapping], verified: Iterable[Mapping],
+                     listed: int = 3) -> list[dict]:
+    """Every distinct confirmed (attribute, value) with what a reader needs to judge it, masked:
+    ``{attribute, value (masked), value_hash, instances, k, repos, paths}``; repos and the first
+    ``listed`` corpus files that matched come from the search hits (repository/path)."""
+    from ..privacy import mask
+
+    # the value masked here, or the mask a candidate that withheld its value kept
+    shown = {c.get("id"): mask(c["value"]) if c.get("value") else str(c.get("masked") or "") for c in candidates}
+    hits = {h.get("candidate_id"): h for h in verified}
+    out: dict[tuple, dict] = {}
+    for rec in confirmed:
+        k = (rec["attribute"], rec["value_hash"])
+        h = hits.get(rec.get("candidate_id")) or {}
+        row = out.setdefault(k, {"attribute": k[0], "value": shown.get(rec.get("candidate_id"), ""),
+                                 "value_hash": k[1], "instances": 0, "k": h.get("k"), "repos": [], "paths": []})
+        row["instances"] += 1
+        for key, src in (("repos", h.get("repos") or []), ("paths", h.get("paths") or [])):
+            row[key] = list(dict.fromkeys(row[key] + list(src)))[:listed]
+    return [out[k] for k in sorted(out)]
 
 
 def headline(m: Mapping, categories: Iterable[str]) -> dict:
@@ -122,5 +148,5 @@ def error_counts(responses, judged, verified, confirmed) -> dict[str, int]:
 
 
 def run_curve(responses: Iterable[Mapping], confirmed: Iterable[Mapping], taxonomy,
-              candidates: Iterable[Mapping] = ()) -> list[dict]:
-    return cumulative_confirmed(responses, confirmed, taxonomy, candidates)
+              candidates: Iterable[Mapping] = (), price: Mapping | None = None, default_tests: int = 1) -> list[dict]:
+    return cumulative_confirmed(responses, confirmed, taxonomy, candidates, price, default_tests)

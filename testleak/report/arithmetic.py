@@ -12,16 +12,19 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Mapping
 
-from ..metrics import category_mean, category_test_cases, permille, prf, ratio, refusal_rate, round_half_up
+from ..metrics import category_mean, permille, prf, ratio, refusal_rate, round_half_up
 from .markdown import md_table
 
 FAMILIES = ("gpt", "deepseek")
 
 
-def _row(quantity: str, derived: float, published: float, unit: str, how: str, digits: int) -> dict:
-    """``digits``: the decimals the paper prints for this quantity."""
+def _row(quantity: str, derived: float, published: float, unit: str, how: str, digits: int,
+         at_most: bool = False) -> dict:
+    """``digits``: the decimals the paper prints for this quantity; ``at_most``: ``derived`` is an
+    upper bound the published number must not exceed (match = published <= bound)."""
+    d, p = round_half_up(derived, digits), round_half_up(published, digits)
     return {"quantity": quantity, "derived": derived, "published": published, "unit": unit, "how": how,
-            "match": round_half_up(derived, digits) == round_half_up(published, digits), "digits": digits}
+            "match": p <= d if at_most else d == p, "digits": digits}
 
 
 def paper_arithmetic(paper: Mapping, taxonomy) -> list[dict]:
@@ -57,10 +60,16 @@ def paper_arithmetic(paper: Mapping, taxonomy) -> list[dict]:
                      t4["none"]["reject_rate"], "%", "mean of the two families' refusal rates", digits=2))
     ours = paper["table3"]["methods"]["ours"]
     for cat, members in taxonomy.by_category().items():
-        den = category_test_cases(tc, members)
+        den = sum(tc[a] for a in members)
         per = [1000 * ratio(sum(fam[f][a]["confirmed"] for a in members), den) for f in FAMILIES]
-        rows.append(_row(f"Table 3 Ours LP>=1, {cat}", sum(per) / len(per), ours[cat]["lp1"], "‰",
-                         f"mean over families of confirmed / {den} test cases (at most one leak per test case)", digits=2))
+        inst = sum(per) / len(per)
+        rows.append(_row(f"Table 3 Ours LP>=1, {cat}", inst, ours[cat]["lp1"], "‰",
+                         f"mean over families of confirmed instances / {den} (Table 2 test cases summed over the "
+                         "category's attributes): the paper's LP>=1 is this instance rate", digits=2))
+        # each test case with >= 2 elements holds one more element than LP>=1 counts: LP>=1 + LP>=2 <= instances
+        rows.append(_row(f"Table 3 Ours LP>=2 bound from LP>=1, {cat}", max(0.0, inst - ours[cat]["lp1"]),
+                         ours[cat]["lp2"], "‰", "at most confirmed instances / test cases - LP>=1 (published "
+                         "LP>=2 must not exceed it)", digits=2, at_most=True))
     for v, p in t4.items():
         if p.get("tp") is None:
             continue
@@ -80,13 +89,15 @@ def arithmetic_section(paper: Mapping, taxonomy) -> str:
     text = ["## Paper arithmetic\n",
             "The paper's own published counts (Table 2: test cases, accepted and confirmed per family; Table 4: "
             "TP/FN/FP) fed through this repository's metric functions (`testleak.metrics`: `permille`, "
-            "`category_mean`, `refusal_rate`, `category_test_cases`, `prf`). A derived number matches when, rounded "
+            "`category_mean`, `refusal_rate`, `prf`). A derived number matches when, rounded "
             f"half-up to the published decimals, it equals the published one: {n_ok} of {len(rows)} match.\n",
             "Definitions used (the same as for our own numbers below): permille = confirmed / test cases x 1000; "
             "category mean = mean of the attribute permilles over both families; refusal (reject) rate = 1 - "
-            "accepted / test cases; LP>=1 of a category = test cases with >= 1 confirmed element of the category / "
-            "the category's test cases (sum of its attributes' test cases); precision = TP / (TP + FP), recall = "
-            "TP / (TP + FN), F1 = harmonic mean.\n",
+            "accepted / test cases; precision = TP / (TP + FP), recall = TP / (TP + FN), F1 = harmonic mean. "
+            "LP>=L (docs/METRICS.md) is a share of a set of test cases, each counted once; so LP>=1 + LP>=2 <= "
+            "confirmed instances / test cases. The paper's Ours LP>=1 equals its Table 2 instance rate (confirmed "
+            "/ test cases summed per attribute, one test case counted once per attribute it was asked about), and "
+            "its LP>=2 > 0 beside it: the two cannot both be shares of one set of test cases (rows \"LP>=2 bound\").\n",
             md_table(["Quantity", "Derived", "Published", "Match", "How"], body)]
     if notes:
         text.append("\nWhere the paper is internally inconsistent (also recorded in "

@@ -20,24 +20,29 @@ import pandas as pd
 
 from ..metrics.stats import wilson_ci
 from .comparison import UNREVIEWED, paper_comparison, review_label
-from .figures import figure1_png
+from ..metrics.curves import UNITS
+from .figures import figure1_png, units_png
 from .markdown import NOT_RUN, md_table, num, write_csv
 from .paper import load_paper_results
 from ..config import run_protocol
 from .tables import (EFFICIENCY_COLS, ablation_reference, ablation_rows, ablation_table, budget_cells, budget_headers,
+                     confirmed_table,
                      efficiency_cells, multi_model, rejections_table, runs_frame, table2, table3, table4, table8,
                      with_means)
 
-TABLE2_NOTE = ("Test case = one test of one answer (a baseline response is one test case); test cases = test cases of "
-               "the responses carrying the attribute (responses that failed with status error carry none); accepted = "
-               "test cases of responses with status ok; confirmed = distinct confirmed (attribute, value) pairs of the "
+TABLE2_NOTE = ("Test case = one test the model wrote in its test turn (as ExtractPII delimits tests; an answer "
+               "with code but no test delimiter is one; a baseline response is one test case); test cases = test "
+               "cases of the responses carrying the attribute (responses that failed with status error carry none; "
+               "the tests requested are in data/metrics/RUN.json, `responses.tests_requested`); accepted = test "
+               "cases of responses with status ok; confirmed = distinct confirmed (attribute, value) pairs of the "
                "run; confirmed instances = confirmed records (a value repeated in several answers counts several "
-               "times); permille = confirmed / test cases x 1000; refusal rate = 1 - accepted / test cases.\n\n")
-TABLE3_NOTE = ("LP>=L: share of test cases with at least L distinct confirmed elements of the category; IL>=L: at least "
-               "L elements whose hit repository-id sets interconnect (largest connected component). A test case is "
-               "one test of one answer (values outside every test form one more test case of that answer); a "
-               "baseline response is one test case. Denominator: the category's test cases (Table 2's test cases "
-               "summed over its attributes).\n\n")
+               "times); permille = confirmed / test cases x 1000; reject rate = refused / answered responses "
+               "(refusals only), with no-code answers and answers cut at max_tokens beside it.\n\n")
+TABLE3_NOTE = ("LP>=L: share of the run's test cases with at least L distinct confirmed elements of the category; "
+               "IL>=L: at least L elements whose hit repository-id sets interconnect (largest connected component). "
+               "A test case is one test of one answer (values outside every test form one more test case of that "
+               "answer); a baseline response is one test case. Denominator: the run's test cases, one set for every "
+               "category, each test case counted once (docs/METRICS.md); so no cell exceeds 1000‰.\n\n")
 
 TABLE8_NOTE = ("Per baseline run (its verification protocol in parentheses, `baselines.protocol` or the run's "
                "`verification`): prompts / test cases = responses whose prompt targets the attribute (one response "
@@ -56,6 +61,12 @@ REJECTIONS_NOTE = ("Where the judged step left each run's candidates (`rules.sta
                    "failed format rule, or by the judge LLM (implausible, unparsable answer, failed call). Kept and "
                    "the reasons sum to the candidates. Runs verified as `published` keep every candidate (no rules, "
                    "no judge).\n\n")
+
+CONFIRMED_NOTE = ("Each distinct confirmed (attribute, value) of each run, masked, with its corpus hits: k = files "
+                  "that hold it, the repositories (for the local index: installed distributions, minus the "
+                  "synthetic-data generators of `verifier.local.exclude`, see data/index/manifest.json `excluded`) "
+                  "and the first files that matched (repository/path), so that a reader can judge whether the "
+                  "value is real data or documentation, test data or an example.\n\n")
 
 MEANS_NOTE = ("Several test models: each model's row, then each family's mean over its models (family: `family` of "
               "the model's config) and the mean over the families, as the paper reports (Sec. 6.2: 92.6 confirmed = "
@@ -160,6 +171,8 @@ def build_reports(
     emit("table8", "Table 8: step-wise results of the baselines per attribute", *table8(runs, metrics, taxonomy, protocols, p8),
          note=TABLE8_NOTE.format(paper=p8.get("note", "not transcribed")))
     emit("rejections", "Rejections at the judged step", *rejections_table(frame, means), note=REJECTIONS_NOTE + note_means)
+    emit("confirmed", "Confirmed values and the corpus files that matched them", *confirmed_table(frame, means),
+         note=CONFIRMED_NOTE)
     ablation = ablation_table(runs, metrics)
     scores = ablation_rows(ablation)
     reference = ", ".join(f"`{ablation_reference(runs[runs['model'] == m])}`" for m in dict.fromkeys(runs["model"]))
@@ -168,7 +181,7 @@ def build_reports(
               "(method ours, variant none; with several models, each model's own). Each variant row comes from the "
               "run of this experiment with that variant (experiment.runs.RUN.ablation, or `-S ablation=<variant>`). "
               "TP = |variant & reference|, FN = |reference - variant|, FP = |variant - reference|; precision, "
-              "recall, F1 pooled over the run; reject rate = 1 - accepted / test cases.\n\n" + note_means)
+              "recall, F1 pooled over the run; reject rate = refused / answered responses (refusals only).\n\n" + note_means)
     written += figure1(runs, curves, taxonomy, out, header, f"{', '.join(dict.fromkeys(runs['model']))} / "
                        f"{params['experiment']['name']} / review {review_label(policy)}", tag, metrics)
     title, _, body = paper_comparison(params, paper, means, taxonomy, scores, policy, frame).partition("\n")
@@ -178,12 +191,20 @@ def build_reports(
     return written
 
 
-FIGURE1_NOTE = ("Equal cost (issue 14 item 5): the second figure puts the completion tokens each run spent on the "
-                "x axis. Budget = the run's responses stage against the model under test (calls, prompt and "
+FIGURE1_NOTE = ("The first figure is the paper's (confirmed instances against responses). The second puts the "
+                "completion tokens each run spent on the x axis; the third draws the confirmed instances (all "
+                "categories) against every budget unit, one panel each: responses, test cases, completion tokens, "
+                "prompt + completion tokens, USD at the model's price, for every run from the same curves. Budget = the run's responses stage against the model under test (calls, prompt and "
                 "completion tokens of every answer used, cached ones at their recorded tokens); under "
-                "`experiment.baseline_budget: match_ours` each baseline issues requests until its completion tokens "
-                "reach those of the same model's run of ours (testleak/equalcost.py). Confirmed = distinct confirmed "
+                "`experiment.baseline_budget: match_ours` each baseline issues requests until its spend in the unit "
+                "named by the budget rule (completion tokens by default) reaches that of the same model's run of "
+                "ours (testleak/equalcost.py). Confirmed = distinct confirmed "
                 "values of the run.\n\n")
+
+
+def _unit(row: Mapping, unit: str) -> str:
+    v = row.get(unit)
+    return "-" if v in (None, "") else str(v)
 
 
 def _tok(row: Mapping) -> str | int:
@@ -203,24 +224,28 @@ def figure1(frame: pd.DataFrame, curves: Mapping[str, Sequence[Mapping] | None],
         rows = curves.get(r.run)
         m = metrics.get(r.run)
         if rows is None:
-            fig_rows.append([r.run, r.method, NOT_RUN, NOT_RUN, NOT_RUN] + [NOT_RUN] * len(cats))
+            fig_rows.append([r.run, r.method] + [NOT_RUN] * 6 + [NOT_RUN] * len(cats))
             last.append([r.label, r.method, NOT_RUN] + [NOT_RUN] * len(cats) + budget_cells(None)
                         + [NOT_RUN] + efficiency_cells(None))
             continue
         for row in rows:
-            fig_rows.append([r.run, r.method, int(row["responses"]), _tok(row), int(row["all"])]
+            fig_rows.append([r.run, r.method, int(row["responses"]), _tok(row)]
+                            + [_unit(row, u) for u in ("test_cases", "tokens", "usd")] + [int(row["all"])]
                             + [int(row[c]) for c in cats])
         fin = rows[-1] if rows else {"responses": 0, **{c: 0 for c in cats}}
         last.append([r.label, r.method, int(fin["responses"])] + [int(fin[c]) for c in cats] + budget_cells(m)
                     + [num(m["steps"]["total"]["confirmed"]) if m else "-"] + efficiency_cells(m))
-    write_csv(out / "figure1.csv", ["run", "method", "responses", "completion_tokens", "all"] + cats, fig_rows)
+    write_csv(out / "figure1.csv", ["run", "method", "responses", "completion_tokens", "test_cases", "tokens", "usd",
+                                    "all"] + cats, fig_rows)
     runs = {r: curves.get(r) for r in frame["run"]}
     png = figure1_png(runs, cats, out / "figure1.png", labels, title=title)
     png_tokens = figure1_png(runs, cats, out / "figure1_tokens.png", labels, title=title + " / equal cost",
                              x="completion_tokens")
+    png_units = units_png(runs, UNITS, out / "figure1_units.png", labels, title=title + " / every budget unit")
     (out / "figure1.md").write_text(
         f"# Figure 1: confirmed instances vs number of responses and vs completion tokens{tag}\n\n" + header
         + FIGURE1_NOTE + "![figure 1](figure1.png)\n\n![figure 1, completion tokens on the x axis](figure1_tokens.png)"
+        "\n\n![confirmed instances against every budget unit](figure1_units.png)"
         "\n\n" + md_table(["run", "method", "responses"] + cats + budget_headers() + ["confirmed"]
                            + [h for _, h in EFFICIENCY_COLS], last), encoding="utf-8")
-    return [out / "figure1.csv", png, png_tokens, out / "figure1.md"]
+    return [out / "figure1.csv", png, png_tokens, png_units, out / "figure1.md"]

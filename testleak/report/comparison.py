@@ -16,23 +16,17 @@ from typing import Mapping
 import pandas as pd
 
 from .arithmetic import arithmetic_section
-from .markdown import NOT_RUN, frac_pm, md_table, num, pc, pct, pm
+from .markdown import NOT_RUN, UNREVIEWED, frac_pm, md_table, num, pc, pct, pm, review_label
 from .tables import LEVELS, VARIANT_ORDER, budget_cells, efficiency_cells, final_ours
 
-UNREVIEWED = "unreviewed"
-
-
-def review_label(policy: str | None) -> str:
-    """The review policy as shown in titles: ``auto`` confirms every in-window candidate
-    without a human, so its results are labelled unreviewed."""
-    p = policy or "unknown"
-    return f"{p} ({UNREVIEWED})" if "auto" in p.split("+") else p
 
 
 def obtained_under(m: Mapping | None, params: Mapping) -> str:
     if not m:
         return NOT_RUN
-    return f"{m.get('verifier') or params['verifier']['backend']} verifier, review {review_label(m.get('policy'))}"
+    proto = m.get("protocol") or ("shared" if m.get("method") == "ours" else None)
+    return ((f"{proto} protocol, " if proto else "")
+            + f"{m.get('verifier') or params['verifier']['backend']} verifier, review {review_label(m.get('policy'))}")
 
 
 def _settings(params: Mapping, paper: Mapping, frame: pd.DataFrame, policy: str) -> str:
@@ -84,7 +78,8 @@ def _table2_section(params: Mapping, paper: Mapping, metrics: Mapping[str, Mappi
     out = [f"\n## Table 2: confirmed permille per attribute (ours: run `{main or NOT_RUN}`)\n",
            "Same definition on both sides: permille = distinct confirmed (attribute, value) / test cases x 1000, "
            "a test case being one test of one answer; category row = mean of the attribute permilles; refusal "
-           "rate = 1 - accepted / test cases. Paper: mean over a family's models; ours: one model, or with several the mean over the families.\n"]
+           "rate: paper 1 - accepted / test cases, ours refused / answered responses (refusals only; no-code and "
+           "truncated answers beside it in Table 2). Paper: mean over a family's models; ours: one model, or with several the mean over the families.\n"]
     rows = []
     for cat, members in taxonomy.by_category().items():
         for a in members:
@@ -111,24 +106,27 @@ def _table2_section(params: Mapping, paper: Mapping, metrics: Mapping[str, Mappi
 
 
 def budget_text(m: Mapping | None) -> str:
-    """A run's budget in one cell: calls, prompt and completion tokens, how it was set, and its
-    confirmed per 1,000 completion tokens and per 100 calls."""
+    """A run's budget in one cell, in every unit (responses, test cases, completion tokens,
+    prompt + completion tokens, USD), how it was set, and its confirmed per 1,000 completion
+    tokens and per 100 calls."""
     if not m:
         return NOT_RUN
-    calls, pt, ct, rule = budget_cells(m)
+    resp, tests, ct, tok, usd, rule = budget_cells(m)
     per_k, per_c = efficiency_cells(m)
-    return (f"{calls} calls, {pt} prompt + {ct} completion tokens ({rule}); confirmed {per_k} per 1k completion "
-            f"tokens, {per_c} per 100 calls")
+    return (f"{resp} responses, {tests} test cases, {ct} completion tokens, {tok} prompt + completion tokens, "
+            f"USD {usd} ({rule}); confirmed {per_k} per 1k completion tokens, {per_c} per 100 calls")
 
 
 def _table3_section(params: Mapping, paper: Mapping, metrics: Mapping[str, Mapping | None], taxonomy,
                     frame: pd.DataFrame, main: str | None) -> str:
     out = []
     out.append("\n## Table 3: LP / IL (permille), paper vs ours\n")
-    out.append("Same definition on both sides: LP>=L = share of test cases with at least L distinct confirmed "
-               "elements of the category, over the category's test cases; IL>=L = at least L elements whose "
-               "hit repository-id sets interconnect. Our method: a test case is one test of one answer; baselines: "
-               "one response is one test case (as in the paper).\n")
+    out.append("Ours: LP>=L = share of the run's test cases with at least L distinct confirmed elements of the "
+               "category, each test case counted once (docs/METRICS.md); IL>=L = at least L elements whose hit "
+               "repository-id sets interconnect. Our method: a test case is one test of one answer; baselines: one "
+               "response is one test case. Paper: as printed; its Ours LP>=1 equals confirmed instances over test "
+               "cases summed per attribute, which its LP>=2 contradicts (Paper arithmetic), so the two sides are "
+               "not the same definition.\n")
     if paper["table3"]["methods"].get("codexleaks", {}).get("reconstructed"):
         out.append("The paper's CodexLeaks Private/Secret cells are reconstructed from a scrambled extraction.\n")
     rows = []
@@ -141,7 +139,7 @@ def _table3_section(params: Mapping, paper: Mapping, metrics: Mapping[str, Mappi
         for cat in taxonomy.categories:
             p = paper["table3"]["methods"][method][cat]
             rows.append([method, cat, "paper"] + [pm(p[k]) for k, _ in LEVELS] + ["GitHub search, two human reviewers"]
-                        + ["not reported (a comparable budget, Sec. 6.1)"])
+                        + ["not reported by the paper"])
             side = f"this repo, run {run}" if run else "this repo (no run configured)"
             if m:
                 rows.append([method, cat, side] + [frac_pm(m["leakage"][cat][k]) for k, _ in LEVELS]
@@ -159,7 +157,8 @@ def _table4_section(params: Mapping, paper: Mapping, metrics: Mapping[str, Mappi
     out.append("\n## Table 4: ablation against the full pipeline, paper vs ours\n")
     out.append("TP/FN/FP compare a variant's distinct confirmed set with the full pipeline's. Paper: counts averaged "
                "over models and precision/recall/F1 averaged per model (macro; see Paper arithmetic); ours: one "
-               "run per variant, pooled. Reject rate = 1 - accepted / test cases.\n")
+               "run per variant, pooled. Reject rate: paper 1 - accepted / test cases; ours refused / answered "
+               "responses (refusals only).\n")
     rows = []
     for v in VARIANT_ORDER:
         p = paper["table4"]["variants"][v]

@@ -15,7 +15,40 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 
-X_LABELS = {"responses": "number of responses", "completion_tokens": "completion tokens spent"}
+X_LABELS = {"responses": "number of responses", "completion_tokens": "completion tokens spent",
+            "test_cases": "test cases", "tokens": "prompt + completion tokens spent", "usd": "USD at the model's price"}
+
+
+def units_png(curves: Mapping[str, Sequence[Mapping] | None], units: Sequence[str], path: Path,
+              labels: Mapping[str, str] | None = None, title: str = "", y: str = "all") -> Path:
+    """One panel per budget unit (x: the unit spent, y: confirmed instances ``y``), one line per
+    run, from the same curves (a run without that unit is drawn as "no data")."""
+    labels = labels or {}
+    fig, axes = plt.subplots(1, len(units), figsize=(3.9 * len(units), 3.4), squeeze=False)
+    for ax, unit in zip(axes[0], units):
+        top = 0
+        for run, rows in curves.items():
+            lab = labels.get(run, run)
+            if not rows or rows[0].get(unit) in (None, ""):
+                ax.plot([], [], linestyle=":", label=f"{lab}: not run" if rows is None else f"{lab}: no data")
+                continue
+            ys = [int(r[y]) for r in rows]
+            top = max([top, *ys])
+            ax.plot([float(r[unit]) for r in rows], ys, label=lab, drawstyle="steps-post")
+        ax.set_title(X_LABELS.get(unit, unit))
+        ax.set_xlabel(X_LABELS.get(unit, unit))
+        ax.set_ylabel("confirmed instances")
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_ylim(0, max(1, top) * 1.08)
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=7)
+    if title:
+        fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
 
 
 def figure1_png(curves: Mapping[str, Sequence[Mapping] | None], categories: Sequence[str], path: Path,

@@ -55,3 +55,13 @@ def pct(x, digits: int = 1) -> str:
 def pc(x, digits: int = 1) -> str:
     """A value already in percent."""
     return "-" if x is None else (x if isinstance(x, str) else f"{x:.{digits}f}%")
+
+
+UNREVIEWED = "unreviewed"
+
+
+def review_label(policy: str | None) -> str:
+    """The review policy as shown in titles and cells: ``auto`` is the automatic reviewer
+    (format rules + judge, in window) without a human, so its results are labelled unreviewed."""
+    p = policy or "unknown"
+    return f"{p} ({UNREVIEWED})" if "auto" in p.split("+") else p

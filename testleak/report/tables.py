@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..config import MODEL_SEP
 from ..metrics import ablation_scores, family_means
-from .markdown import NOT_RUN, frac_pm, num, pct, pm
+from .markdown import NOT_RUN, frac_pm, num, pct, pm, review_label
 
 METHOD_ORDER = ("codebreaker", "codexleaks", "ours")
 STEP_COLS = (("test_cases", "test cases"), ("accepted", "accepted"), ("judge", "judge LLM"),
@@ -50,10 +50,11 @@ def runs_frame(runs: Mapping[str, Mapping], metrics: Mapping[str, Mapping | None
         variant = m.get("variant") if m else (own.get("name") or "none") if spec["method"] == "ours" else "none"
         recs.append({"run": r, "method": spec["method"], "variant": variant or "none", "round": int(spec.get("round", 0)),
                      "ran": m is not None, "policy": m.get("policy") if m else None,
+                     "protocol": (m.get("protocol") or ("shared" if spec["method"] == "ours" else None)) if m else None,
                      "verifier": m.get("verifier") if m else None,
                      "model": (m or {}).get("model") or mcfg.get("name") or "?",
                      "family": (m or {}).get("family") or mcfg.get("family") or "?", "kind": "model"})
-    cols = ["run", "method", "variant", "round", "ran", "policy", "verifier", "model", "family", "kind"]
+    cols = ["run", "method", "variant", "round", "ran", "policy", "protocol", "verifier", "model", "family", "kind"]
     return _ordered(pd.DataFrame(recs, columns=cols))
 
 
@@ -151,11 +152,14 @@ def table2(frame: pd.DataFrame, metrics: Mapping[str, Mapping | None], taxonomy)
             rows.append(line([cat, taxonomy.attribute(a).label], lambda s, a=a: s["attributes"].get(a)))
         rows.append(line([cat, "(category)"], lambda s, cat=cat: s["categories"].get(cat)))
     rows.append(line(["Total", ""], lambda s: s["total"]))
-    refusal = ["Refusal rate", ""]
-    for r in ours["run"]:
-        m = metrics.get(r)
-        refusal += [pct(m["responses"]["refusal_rate"]) if m else NOT_RUN] + [""] * len(STEP_COLS)
-    rows.append(refusal)
+    for label, key in (("Refusal rate", "refusal_rate"), ("No-code rate", "no_code_rate"),
+                       ("Truncated rate", "truncated_rate")):
+        line_ = [label, ""]
+        for r in ours["run"]:
+            m = metrics.get(r)
+            v = (m or {}).get("responses", {}).get(key)
+            line_ += [pct(v) if v is not None else (NOT_RUN if m is None else "-")] + [""] * len(STEP_COLS)
+        rows.append(line_)
     return headers, rows
 
 
@@ -205,7 +209,8 @@ def table8(frame: pd.DataFrame, metrics: Mapping[str, Mapping | None], taxonomy,
 
 #: The budget a run spent (its responses stage against the model under test; testleak.metrics.cost),
 #: stated in every "ours vs baselines" table (issue 14 item 5).
-BUDGET_COLS = (("calls", "calls"), ("prompt_tokens", "prompt tokens"), ("completion_tokens", "completion tokens"))
+BUDGET_COLS = (("responses", "responses"), ("test_cases", "test cases"), ("completion_tokens", "completion tokens"),
+               ("tokens", "prompt + completion tokens"), ("usd", "USD"))
 EFFICIENCY_COLS = (("per_1k_completion_tokens", "confirmed / 1k completion tokens"),
                    ("per_100_calls", "confirmed / 100 calls"))
 
@@ -223,11 +228,12 @@ def budget_rule(m: Mapping | None) -> str:
     spec = (m.get("sizes") or {}).get("budget") or {}
     kind = b.get("kind") or spec.get("kind")
     if kind == "match_ours":
-        tgt = b.get("target_completion_tokens")
+        unit = (b.get("unit") or spec.get("unit") or "completion_tokens").replace("_", " ")
+        tgt = b.get("target", b.get("target_completion_tokens"))
         if tgt is None:
-            return f"match {spec.get('reference') or b.get('reference')}"
+            return f"match {spec.get('reference') or b.get('reference')} in {unit}"
         ratio = b.get("ratio")
-        return (f"match {b.get('reference')}: {num(tgt)} completion tokens"
+        return (f"match {b.get('reference')} in {unit}: {num(tgt, 4)} {unit}"
                 + (f" (x{ratio:.3f}, stop: {b.get('stop')})" if isinstance(ratio, (int, float)) else ""))
     if kind == "responses":
         return f"{num(b.get('responses') or spec.get('responses'))} responses"
@@ -243,7 +249,14 @@ def budget_cells(m: Mapping | None) -> list[str]:
     eff = m.get("efficiency")
     if not eff:
         return ["-"] * len(BUDGET_COLS) + [budget_rule(m)]
-    return [num(eff.get(k)) for k, _ in BUDGET_COLS] + [budget_rule(m)]
+    resp = m.get("responses") or {}
+    fall = {"responses": resp.get("responses"), "test_cases": resp.get("test_cases")}
+    return [_usd(eff.get(k)) if k == "usd" else num(eff.get(k, fall.get(k))) for k, _ in BUDGET_COLS] + [budget_rule(m)]
+
+
+def _usd(x) -> str:
+    """USD at the model's price ('-' without one)."""
+    return "-" if x is None else f"{float(x):.4f}"
 
 
 def efficiency_cells(m: Mapping | None) -> list[str]:
@@ -253,18 +266,32 @@ def efficiency_cells(m: Mapping | None) -> list[str]:
     return [num(eff.get(k), 3) for k, _ in EFFICIENCY_COLS]
 
 
+def provenance_cells(m: Mapping | None) -> list[str]:
+    """How a run's numbers were obtained: its verification protocol (``published``: the
+    baseline's own filter; ``shared``: our rules + judge) and its review (the same for every
+    method: the reviewers' labels, or ``auto``, the automatic reviewer)."""
+    if m is None:
+        return [NOT_RUN, NOT_RUN]
+    proto = m.get("protocol") or ("shared" if m.get("method") == "ours" else "-")
+    return [proto, review_label(m.get("policy"))]
+
+
+PROVENANCE_HEADERS = ["Protocol (filter)", "Review"]
+
+
 def table3(frame: pd.DataFrame, metrics: Mapping[str, Mapping | None], taxonomy):
     """LP-L / IL-L per run and category, in permille (Table 3 layout), over test cases, with the
-    budget each run spent (calls, prompt and completion tokens, how it was set) and its confirmed
-    leaks per 1,000 completion tokens and per 100 calls (the same on each category row)."""
+    budget each run spent (calls, prompt and completion tokens, how it was set), its confirmed
+    leaks per 1,000 completion tokens and per 100 calls (the same on each category row), and the
+    protocol and review its numbers were obtained under."""
     multi = multi_model(frame)
     headers = ["Method", "Run"] + (["Model", "Family"] if multi else []) + ["Category", "Test cases"] \
-        + [h for _, h in LEVELS] + budget_headers() + [h for _, h in EFFICIENCY_COLS]
+        + [h for _, h in LEVELS] + budget_headers() + [h for _, h in EFFICIENCY_COLS] + PROVENANCE_HEADERS
     rows = []
     for row in frame.itertuples():
         m = metrics.get(row.run)
         first = [row.label, row.run] + ([row.model, row.family] if multi else [])
-        tail = budget_cells(m) + efficiency_cells(m)
+        tail = budget_cells(m) + efficiency_cells(m) + provenance_cells(m)
         for cat in list(taxonomy.categories) + ["all"]:
             if m is None:
                 rows.append(first + [cat, NOT_RUN] + [NOT_RUN] * len(LEVELS) + tail)
@@ -272,6 +299,25 @@ def table3(frame: pd.DataFrame, metrics: Mapping[str, Mapping | None], taxonomy)
                 lv = m["leakage"][cat]
                 rows.append(first + [cat, num(m["leakage"]["test_cases"][cat])] + [frac_pm(lv[k]) for k, _ in LEVELS]
                             + tail)
+    return headers, rows
+
+
+def confirmed_table(frame: pd.DataFrame, metrics: Mapping[str, Mapping | None]):
+    """Every distinct confirmed value of every run (masked), with the corpus evidence a reader
+    judges it by: hit count k, the repositories and the first files that matched."""
+    multi = multi_model(frame)
+    headers = ["Method", "Run"] + (["Model"] if multi else []) + ["Protocol (filter)", "Review", "Attribute",
+                                                                  "Value (masked)", "Instances", "k",
+                                                                  "Repositories", "Files matched"]
+    rows = []
+    for row in frame[frame["kind"] == "model"].itertuples():
+        m = metrics.get(row.run)
+        if not m:
+            continue
+        first = [row.label, row.run] + ([row.model] if multi else []) + provenance_cells(m)
+        for v in m.get("confirmed_values") or []:
+            rows.append(first + [v["attribute"], v["value"], num(v["instances"]), num(v.get("k")),
+                                 ", ".join(v.get("repos") or []) or "-", ", ".join(v.get("paths") or []) or "-"])
     return headers, rows
 
 

@@ -18,6 +18,7 @@ never reported as zero hits.
 
 from __future__ import annotations
 
+import fnmatch
 import importlib.metadata as md
 import json
 import os
@@ -53,9 +54,26 @@ def _cfg_get(cfg, key, default=None):
     return default if v is None else v
 
 
-def iter_site_packages(extensions: Iterable[str]) -> Iterator[CorpusFile]:
+def excluded_by(name: str, exclude: Iterable) -> str | None:
+    """The ``verifier.local.exclude`` pattern (a distribution name or glob, compared in
+    normalized form: lower case, runs of ``-_.`` as ``-``) that excludes distribution ``name``
+    from the site-packages corpus, else None."""
+    n = normalize(name)
+    for pat, _ in _exclusions(exclude):
+        if fnmatch.fnmatchcase(n, normalize(pat)):
+            return pat
+    return None
+
+
+def _exclusions(exclude: Iterable) -> list[tuple[str, str | None]]:
+    """``verifier.local.exclude`` entries as (pattern, why); an entry may be a bare name."""
+    return [(str(e.get("name")), e.get("why")) if hasattr(e, "get") else (str(e), None) for e in exclude or ()]
+
+
+def iter_site_packages(extensions: Iterable[str], exclude: Iterable = ()) -> Iterator[CorpusFile]:
     """Files of every installed distribution (``importlib.metadata``), one repository each,
-    in a deterministic order (distribution name, then path). A file claimed by two
+    in a deterministic order (distribution name, then path), except the distributions that
+    ``exclude`` names (:func:`excluded_by`: synthetic-data generators). A file claimed by two
     distributions is listed once."""
     exts = tuple(extensions)
     seen: set[str] = set()
@@ -63,6 +81,8 @@ def iter_site_packages(extensions: Iterable[str]) -> Iterator[CorpusFile]:
     for d in dists:
         name = d.metadata["Name"] or "unknown"
         if normalize(name) == PROJECT:   # our own code (and its editable finder, which holds a path)
+            continue
+        if excluded_by(name, exclude):
             continue
         for f in sorted(d.files or [], key=str):
             s = str(f)
@@ -100,7 +120,7 @@ def corpus_files(local_cfg) -> Iterator[CorpusFile]:
     corpus = _cfg_get(local_cfg, "corpus", "site-packages")
     exts = list(_cfg_get(local_cfg, "extensions", [".py"]))
     if corpus == "site-packages":
-        yield from iter_site_packages(exts)
+        yield from iter_site_packages(exts, _cfg_get(local_cfg, "exclude", []))
         yield from iter_dirs(_cfg_get(local_cfg, "dirs", []), exts)
     elif corpus == "dirs":
         dirs = list(_cfg_get(local_cfg, "dirs", []))
@@ -202,14 +222,25 @@ def _insert_docs(con: sqlite3.Connection, docs: Iterable[CorpusDoc], compress: b
 
 def corpus_manifest(local_cfg) -> dict:
     """What the corpus is built from, for data/index/manifest.json: the installed distributions
-    with their versions (corpus ``site-packages``) and the configured directories."""
+    with their versions (corpus ``site-packages``), the installed ones the exclude list kept out
+    (``excluded``: name, version, the pattern and why) with the list itself (``exclude``), and
+    the configured directories."""
     corpus = str(_cfg_get(local_cfg, "corpus", "site-packages"))
-    dists = []
+    exclude = list(_cfg_get(local_cfg, "exclude", []))
+    dists, excluded = [], []
     if corpus == "site-packages":
-        dists = sorted({((d.metadata["Name"] or "unknown"), d.version or "") for d in md.distributions()
+        every = sorted({((d.metadata["Name"] or "unknown"), d.version or "") for d in md.distributions()
                         if normalize(d.metadata["Name"] or "") != PROJECT},
                        key=lambda x: (x[0].lower(), x[1]))
-    return {"corpus": corpus, "distributions": [{"name": n, "version": v} for n, v in dists],
+        why = dict(_exclusions(exclude))
+        for n, v in every:
+            pat = excluded_by(n, exclude)
+            if pat is None:
+                dists.append({"name": n, "version": v})
+            else:
+                excluded.append({"name": n, "version": v, "pattern": pat, "why": why.get(pat)})
+    return {"corpus": corpus, "distributions": dists, "excluded": excluded,
+            "exclude": [{"name": n, "why": w} for n, w in _exclusions(exclude)],
             "dirs": [str(d) for d in _cfg_get(local_cfg, "dirs", [])]}
 
 

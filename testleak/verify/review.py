@@ -19,11 +19,11 @@ import json
 from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from ..errors import ConfigError, DataError
 from ..privacy import key_id, label_hash, mask_in_text, value_key
-from ..records import LABELS as _LABELS
+from ..records import LABELS as _LABELS, rules_status
 
 LABELS = _LABELS     # the record vocabulary (testleak.records), checked by every reader
 POLICIES = ("both_yes", "yes_or_likely", "auto")
@@ -143,13 +143,19 @@ def agreement(labels: Iterable[dict], reviewers: Sequence[str]) -> dict:
 # ----------------------------------------------------------------------------- policy
 
 def confirm(hits: Iterable[dict], verdicts: Iterable[dict], labels: Iterable[dict], policy: str,
-            reviewers: Sequence[str] = ()) -> list[dict]:
+            reviewers: Sequence[str] = (), review: Mapping[str, dict] | None = None) -> list[dict]:
     """Confirmed records (schema ``confirmed/1``), one per hit record.
 
     ``status``: ``confirmed`` | ``potential`` (in window but not confirmed by the policy:
     missing, unknown or likely labels) | ``rejected`` (a reviewer said no) |
     ``not_in_window`` (the search outcome, kept in ``outcome``) | ``error`` (the judge or
     search call failed: unknown, not "no leak").
+
+    ``auto`` is one automatic reviewer for every method: an in-window candidate is confirmed
+    when the verdict of the format rules + judge (as ``verifier`` configures them) keeps it.
+    That verdict is ``review[candidate_id]`` when given (judged at the confirmed stage: a
+    baseline verified as published), else the judged stage's. A pass-through verdict (its
+    ``mode`` is ``published``: no rules, no judge) is no review: DataError.
     """
     if policy not in POLICIES:
         raise ConfigError(f"unknown review.policy {policy!r}; known: {', '.join(POLICIES)}")
@@ -171,11 +177,20 @@ def confirm(hits: Iterable[dict], verdicts: Iterable[dict], labels: Iterable[dic
         elif h["outcome"] != "in_window":
             rec["status"] = "not_in_window"
         elif policy == "auto":
-            j = (vmap.get(cid) or {}).get("judge") or {}
-            kept = (vmap.get(cid) or {}).get("kept", False)
-            # auto: in window and judge-plausible; when the judge was not used (rules mode) the kept flag decides
-            plausible = j.get("ok") is True or (j.get("status") == "skipped" and kept)
-            rec["status"] = "confirmed" if plausible else "potential"
+            here = review is not None and cid in review
+            v = review[cid] if here else (vmap.get(cid) or {})
+            if v.get("mode") == "published":
+                raise DataError(f"candidate {cid!r}: review.policy auto needs the automatic reviewer's verdict, the "
+                                "judged stage only passed it through (baselines.protocol published): rerun the "
+                                "confirmed stage")
+            j = v.get("judge") or {}
+            rec["review"] = {"by": "confirmed stage" if here else "judged stage", "mode": v.get("mode"),
+                             "rules": rules_status(v.get("rules") or {}), "judge": j.get("status"), "kept": bool(v.get("kept"))}
+            if j.get("status") == "error":
+                rec["status"] = "error"
+                rec["reason"] = "the automatic reviewer's judge call failed"
+            else:
+                rec["status"] = "confirmed" if v.get("kept") else "potential"
         else:
             vals = list(got.values())
             accept = {"yes"} if policy == "both_yes" else {"yes", "likely"}
