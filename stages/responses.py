@@ -11,8 +11,8 @@ run's library (``prior`` or a previous run's data/library/<run>.json); ``codexle
 :func:`testleak.pipeline.responses`.
 
 A baseline's budget is the run's ``budget`` (testleak/equalcost.py): a number of responses, or
-under ``experiment.baseline_budget: match_ours`` the completion tokens of the same model's run
-of ours, read from its data/runs/<reference>/responses_stats.json (a dep of this stage).
+under ``experiment.baseline_budget: match_ours`` what the same model's run of ours spent in
+``experiment.baseline_unit`` (its test cases: the tests it wrote), read from its data/runs/<reference>/responses_stats.json (a dep of this stage).
 
 Writes data/runs/RUN/responses.jsonl (response/1, atomically) and responses_stats.json (counts
 by status, tokens and cost of the answers used, ``budget`` (what was allowed and spent, why it stopped), ``partial`` when the spending cap ``budget``
@@ -53,8 +53,9 @@ def main(argv: list[str]) -> int:
         # raising the cap helps only a run that stopped there with every call answered
         advice = (f"{stats['error']} calls failed: fix the endpoint and rerun" if stats.get("error")
                   else "raise experiment.baseline_max_responses")
-        print(f"responses@{run}: {b['completion_tokens']} completion tokens for a target of "
-              f"{b['target_completion_tokens']} ({b['reference']}): ratio {b['ratio']}, stop: {b['stop']}"
+        unit = str(b.get("unit") or "completion_tokens").replace("_", " ")
+        print(f"responses@{run}: {b['spent']:g} {unit} for a target of {b['target']:g} (run {b['reference']}), "
+              f"{b['completion_tokens']} completion tokens: ratio {b['ratio']}, stop: {b['stop']}"
               + ("" if b["within_tolerance"] else f" (NOT within 10 %: {advice})"), file=sys.stderr)
     check_gateways(f"responses@{run}", gw, written=f" ({stats['ok']} ok of {stats['responses']} responses)")
     check_errors(f"responses@{run}", records, "response", params, model)

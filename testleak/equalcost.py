@@ -14,8 +14,8 @@ when params.yaml is composed, :func:`run_budgets`):
   (``experiment.baseline_max_responses``) so that it cannot run away.
 
 **The unit** (``experiment.baseline_unit``, :data:`UNITS`): ``completion_tokens`` (default),
-``responses``, ``test_cases`` (a baseline response is one test case; ours' test cases are its
-requested tests), ``tokens`` (prompt + completion) or ``usd`` (at the model's price); the
+``responses``, ``test_cases`` (a baseline response is one test case; ours' test cases are the
+tests it wrote, as Table 3 counts them), ``tokens`` (prompt + completion) or ``usd`` (at the model's price); the
 match_ours entry carries it (``unit``) and the stop rule below counts in it (M = 1 for responses
 and test cases, the baseline's ``max_tokens`` for completion tokens, the largest seen otherwise).
 

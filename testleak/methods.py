@@ -25,7 +25,8 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 from .baselines import run_codebreaker, run_codexleaks
 from .config import select
 from .equalcost import MATCH_OURS
-from .errors import ConfigError
+from .errors import ConfigError, DataError
+from .extract.core import extract_detailed
 from .records import RESPONSE_STATUSES
 from .elicit.responses import ElicitSettings, elicit, elicit_budgeted, questions_for_run
 from .taxonomy import Taxonomy
@@ -80,17 +81,70 @@ def names() -> tuple[str, ...]:
     return tuple(_REGISTRY)
 
 
-def summarize(records: Iterable[Mapping]) -> dict:
-    """Counts of response records by status (no raw values), for logs and stats, and their
-    ``test_cases`` (the tests requested of the answered ones, one per baseline response: what
-    ``experiment.baseline_unit: test_cases`` matches)."""
-    out = {"responses": 0, **{s: 0 for s in STATUSES}, "test_cases": 0}
+def summarize(records: Iterable[Mapping], taxonomy=None) -> dict:
+    """Counts of response records by status (no raw values), for logs and stats, and their test
+    cases: ``tests_requested`` (the tests asked of the answered ones, one per baseline response)
+    and, given the ``taxonomy``, ``test_cases`` as Table 3 counts them (the tests the model wrote,
+    :func:`tests_written`; what ``experiment.baseline_unit: test_cases`` matches), else the
+    requested ones."""
+    records = list(records)
+    out = {"responses": 0, **{s: 0 for s in STATUSES}, "test_cases": 0, "tests_requested": 0}
     for r in records:
         s = r.get("status", "error")
         out["responses"] += 1
         out[s] = out.get(s, 0) + 1
         if s != "error":
-            out["test_cases"] += int(r.get("tests_requested") or 1)
+            out["tests_requested"] += int(r.get("tests_requested") or 1)
+    out["test_cases"] = (out["tests_requested"] if taxonomy is None else
+                         sum(response_test_cases(r) for r in with_tests_written(records, taxonomy)))
+    return out
+
+
+def response_status(response: Mapping) -> str:
+    """A response record's status (one of :data:`STATUSES`), or a DataError naming the record."""
+    s = response.get("status")
+    if s not in STATUSES:
+        raise DataError(
+            f"response {response.get('id')!r} has status {s!r}; expected one of {', '.join(STATUSES)}: "
+            "rerun the responses stage"
+        )
+    return s
+
+
+
+def response_test_cases(response: Mapping, default_tests: int = 1) -> int:
+    """Test cases of one response: the tests the model wrote (``tests_written``, set by
+    :func:`with_tests_written` from the test turn), else ``tests_requested`` (else
+    ``default_tests``); 0 for errors."""
+    if response_status(response) == "error":
+        return 0
+    n = response.get("tests_written")
+    if n is None:
+        n = response.get("tests_requested")
+    return default_tests if n is None else int(n)
+
+
+def tests_written(response: Mapping, taxonomy) -> int | None:
+    """The tests the model wrote in its test turn (``turn2.text``), as ExtractPII delimits them
+    (test functions, parametrize rows, "Test case N" markers); an answer with code but no
+    delimiter is one test; 0 unless the status is ``ok``. None without a test turn text."""
+    t2 = response.get("turn2")
+    if not isinstance(t2, Mapping) or not isinstance(t2.get("text"), str):
+        return None
+    if response_status(response) != "ok":
+        return 0
+    fns = response.get("functions") or []
+    lang = fns[0].get("language") if fns and isinstance(fns[0], Mapping) else None
+    _, info = extract_detailed(t2["text"], taxonomy, language=lang)
+    return max(int(info.tests), 1)
+
+
+def with_tests_written(responses: Iterable[Mapping], taxonomy) -> list[dict]:
+    """The responses, each with ``tests_written`` (:func:`tests_written`) when it has a test turn."""
+    out = []
+    for r in responses:
+        n = tests_written(r, taxonomy)
+        out.append(dict(r) if n is None else {**r, "tests_written": n})
     return out
 
 

@@ -161,7 +161,8 @@ def responses(params: Mapping, run: str, gateway, questions: list[dict] | None =
     m = methods.get(settings.method)
     inp = methods.RunInputs(params, settings, Taxonomy.from_config(params), gateway, questions, library, budget)
     recs = list(m.elicit(inp))
-    stats = {"run": run, "method": m.name, "variant": settings.variant, **methods.summarize(recs), **_spend(gateway)}
+    stats = {"run": run, "method": m.name, "variant": settings.variant, **methods.summarize(recs, inp.taxonomy),
+             **_spend(gateway)}
     if budget is not None:
         stats["budget"] = budget.summary()
     return recs, stats

@@ -67,12 +67,18 @@ def value_key(cache_dir: str | Path | None = None) -> bytes:
         key = path.read_bytes()
     except FileNotFoundError:
         path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:     # another process made it meanwhile
-            return path.read_bytes()
+        # written whole under a name of its own, then linked into place: a process that races
+        # this one (parallel test workers, two stages) reads either no file or the whole key
+        tmp = path.with_name(f".{KEY_FILE}.{os.getpid()}.{secrets.token_hex(4)}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "wb") as f:
             f.write(secrets.token_bytes(32))
+        try:
+            os.link(tmp, path)
+        except FileExistsError:     # another process made it meanwhile: theirs is the key
+            pass
+        finally:
+            tmp.unlink()
         key = path.read_bytes()
     if len(key) < MIN_KEY_BYTES:
         from .errors import ConfigError

@@ -3,7 +3,9 @@
 Raw candidate values live only in data/ (DVC, never git). This check reads every candidate
 record under data/ (``data/**/candidates.jsonl``: the runs, the canary calibration's runs) and
 looks for each value of at least ``min_length`` characters (default 6) in every file
-``git ls-files`` lists, as an exact substring. Each hit is printed masked
+``git ls-files`` lists, as an exact substring that is a whole token: where the value begins
+(ends) with a letter or digit, the character before (after) it is not one, so a 6-digit
+candidate inside a sha256 of requirements.lock is not the value (:func:`is_whole_token`). Each hit is printed masked
 (:func:`testleak.privacy.mask`) with the file and line, the runs, the record status (the
 confirmed stage's status when the run got that far, else where the judged step left it, else
 ``candidate``), whether the value is an echo (``echo_of`` of :mod:`testleak.echo`: the value
@@ -153,9 +155,24 @@ def tracked_files(root: str | Path) -> list[str]:
     return [f for f in p.stdout.decode("utf-8", "surrogateescape").split("\0") if f]
 
 
+def is_whole_token(text: str, i: int, value: str) -> bool:
+    """Whether ``value``, found at ``text[i:]``, stands as a token of its own: no letter or digit
+    joins its first (last) character from before (after) when that character is one. A value
+    that begins or ends with punctuation (``@x.com``) is bounded there by itself.
+
+    >>> is_whole_token("pin 123456 ok", 4, "123456"), is_whole_token("sha256:ab123456cd", 9, "123456")
+    (True, False)
+    """
+    j = i + len(value)
+    before = text[i - 1] if i > 0 else ""
+    after = text[j] if j < len(text) else ""
+    return not ((value[0].isalnum() and before.isalnum()) or (value[-1].isalnum() and after.isalnum()))
+
+
 def find_hits(root: str | Path, values: dict[str, ValueInfo], files: Iterable[str]) -> list[Hit]:
-    """Every (file, value) pair where the value occurs in the file, with its first line and
-    count. One pass per file: positions are looked up by the values' first characters."""
+    """Every (file, value) pair where the value occurs in the file as a whole token
+    (:func:`is_whole_token`), with its first line and count. One pass per file: positions are
+    looked up by the values' first characters."""
     if not values:
         return []
     k = min(len(v) for v in values)
@@ -174,7 +191,7 @@ def find_hits(root: str | Path, values: dict[str, ValueInfo], files: Iterable[st
             cands = by_prefix.get(text[i:i + k])
             if cands:
                 for v in cands:
-                    if text.startswith(v, i):
+                    if text.startswith(v, i) and is_whole_token(text, i, v):
                         found.setdefault(v, []).append(i)
         for v, pos in found.items():
             hits.append(Hit(f, text.count("\n", 0, pos[0]) + 1, len(pos), v, values[v]))
@@ -237,4 +254,5 @@ def privacy_check(root: str | Path = ".", min_length: int = DEFAULT_MIN_LENGTH, 
     return 0
 
 
-__all__ = ["DEFAULT_MIN_LENGTH", "Hit", "ValueInfo", "candidate_values", "find_hits", "privacy_check", "tracked_files"]
+__all__ = ["DEFAULT_MIN_LENGTH", "Hit", "ValueInfo", "candidate_values", "find_hits", "is_whole_token", "privacy_check",
+           "tracked_files"]

@@ -293,7 +293,7 @@ class Experiment(_Strict):
     def _baseline_budget(cls, v):
         if v == "match_ours" or (isinstance(v, int) and not isinstance(v, bool) and v >= 1):
             return v
-        raise _rule("", v, "an integer >= 1 (LLM responses) or 'match_ours' (the completion tokens of ours)")
+        raise _rule("", v, "an integer >= 1 (LLM responses) or 'match_ours' (what ours spent, in experiment.baseline_unit)")
     canary: list[Literal["calibration"]] = Field(default_factory=list)
     library_from: dict[str, LibraryFrom] = Field(default_factory=dict)
     # test models (id -> model config, composed from conf/model/ by the experiment's defaults);

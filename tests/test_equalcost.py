@@ -83,7 +83,7 @@ def test_default_experiment_composes_match_ours_and_names_ours_stats_as_dep():
     for r in ("codexleaks", "codebreaker"):
         b = runs[r]["budget"]
         assert b == {"kind": MATCH_OURS, "responses": None, "reference": "ours",
-                     "max_responses": exp["baseline_max_responses"], "unit": "completion_tokens",
+                     "max_responses": exp["baseline_max_responses"], "unit": "test_cases",
                      "reads": "data/runs/ours/responses_stats.json"}
 
 
@@ -128,7 +128,7 @@ def test_match_ours_needs_a_cap_and_an_ours_run():
 
 
 def test_run_budget_reads_the_reference_stats(tmp_path):
-    p = compose_dict()
+    p = compose_dict(["experiment.baseline_unit=completion_tokens"])
     with pytest.raises(DataError, match="dvc repro responses@ours"):
         run_budget(p, "codexleaks", tmp_path)
     f = tmp_path / "data/runs/ours/responses_stats.json"
@@ -140,6 +140,11 @@ def test_run_budget_reads_the_reference_stats(tmp_path):
     f.write_text(json.dumps({"llm": {"completion_tokens": 5}, "partial": True}))
     with pytest.raises(DataError, match="partial"):
         run_budget(p, "codexleaks", tmp_path)
+    # the default unit: ours' test cases (the tests it wrote), as its responses stats count them
+    f.write_text(json.dumps({"llm": {"completion_tokens": 500}, "partial": False, "test_cases": 31,
+                             "tests_requested": 40}))
+    b = run_budget(compose_dict(), "codexleaks", tmp_path)
+    assert (b.unit, b.target_tokens) == ("test_cases", 31)
 
 
 def test_hand_written_runs_get_the_budget_composition_would_give():

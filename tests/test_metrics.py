@@ -97,6 +97,10 @@ def test_test_cases_are_the_tests_the_model_wrote(tax):
     st = refusal_stats(w)
     assert (st["test_cases"], st["tests_requested"], st["accepted"]) == (4, 15, 4)
     assert (st["refusal_rate"], st["truncated"], st["truncated_rate"]) == (pytest.approx(1 / 3), 1, pytest.approx(1 / 3))
+    # the responses stage's stats count the same test cases (what baseline_unit test_cases matches)
+    from testleak.methods import summarize
+    assert (summarize(resp, tax)["test_cases"], summarize(resp, tax)["tests_requested"]) == (4, 15)
+    assert summarize(resp)["test_cases"] == 15     # without a taxonomy: the requested ones
 
 
 def test_refusal_stats_empty_is_zero_and_tokens_counted():

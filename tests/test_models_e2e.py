@@ -57,7 +57,8 @@ def test_tables_show_each_model_each_family_and_the_mean(project):
     t3 = _csv(project / "reports/table3.csv")
     assert t3[0][:6] == ["Method", "Run", "Model", "Family", "Category", "Test cases"]
     assert t3[0][5:11] == ["Test cases", "LP>=1", "LP>=2", "LP>=3", "IL>=2", "IL>=3"]
-    assert t3[0][11:14] == ["Budget: calls", "Budget: prompt tokens", "Budget: completion tokens"]
+    assert t3[0][11:17] == ["Budget: responses", "Budget: test cases", "Budget: completion tokens",
+                            "Budget: prompt + completion tokens", "Budget: USD", "Budget rule"]
     rows = {(r[1], r[4]): r for r in t3[1:]}
     for mid, (name, family) in MODELS.items():
         own = rows[(f"ours--{mid}", "all")]
@@ -66,7 +67,10 @@ def test_tables_show_each_model_each_family_and_the_mean(project):
         assert own[5:11] == fam[5:11] and own[5] == str(ms[mid]["leakage"]["test_cases"]["all"])
         assert own[6:11] == [_pm(ms[mid]["leakage"]["all"][k]) for k in ("lp1", "lp2", "lp3", "il2", "il3")]
         # the budget the run spent (its responses stage), as metrics recorded it
-        assert own[11:14] == [str(ms[mid]["efficiency"][k]) for k in ("calls", "prompt_tokens", "completion_tokens")]
+        eff = ms[mid]["efficiency"]
+        assert own[11:15] == [str(eff[k]) for k in ("responses", "test_cases", "completion_tokens", "tokens")]
+        assert eff["responses"] == ms[mid]["responses"]["responses"] > 0 and eff["completion_tokens"] > 0
+        assert own[15] == "0.0000" and own[16] == "own (questions x tests)"  # a local model costs 0 USD
     mean = rows[("ours--mean", "all")]
     assert mean[2] == "mean over families"
     assert mean[6] == _pm(sum(m["leakage"]["all"]["lp1"] for m in ms.values()) / 2)

@@ -125,3 +125,15 @@ def test_taxonomy_words_are_generic_and_withheld_records_hold_nothing(project):
     lines: list[str] = []
     assert privacy_check(project, out=lines.append) == 0
     assert any("kind=generic" in ln for ln in lines) and "generic 1" in lines[-1]
+
+
+def test_a_value_counts_only_as_a_whole_token(project):
+    # the same characters inside a longer word or hex digest are not the value; beside punctuation they are
+    notes = project / "docs" / "notes.md"
+    notes.write_text(f"sha256:ab{LEAK}9f and x{LEAK}\n", encoding="utf-8")
+    _git(project, "add", "docs")
+    assert privacy_check(project, out=[].append) == 0
+    notes.write_text(f"sha256:ab{LEAK}9f\nuser=\"{LEAK}\";\n", encoding="utf-8")
+    lines: list[str] = []
+    assert privacy_check(project, out=lines.append) == 1
+    assert f"docs/notes.md:2: {mask(LEAK)} (1x) kind=leak status=confirmed runs=ours echo=no placeholder=no" in lines

@@ -332,7 +332,7 @@ def test_reports_say_what_a_zero_means_at_this_size(project):
         total = json.loads((project / f"data/metrics/{run}.json").read_text())["steps"]["total"]
         n, k = total["test_cases"], total["confirmed"]
         assert n > 0 and k > 0
-        want = f"`{run}` {n} test cases, {k} confirmed (a 0 here is compatible with up to {z2 / (n + z2) * 1000:.1f}‰)"
+        want = f"`{run}` {n} attribute test cases, {k} confirmed (a 0 here is compatible with up to {z2 / (n + z2) * 1000:.1f}‰)"
         for name in ("table2.md", "table3.md", "table4.md", "figure1.md"):
             text = (project / "reports" / name).read_text(encoding="utf-8")
             assert "Reading zeros: " in text and want in text, (name, want)

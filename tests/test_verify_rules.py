@@ -176,6 +176,12 @@ def test_placeholders_cli_add_check_round_trip(tmp_path, capsys):
     added = [ln for ln in after.splitlines() if ln not in before.splitlines()]
     assert len(added) == 3 and all(ln.strip().startswith("- ") for ln in added)
     assert [ln for ln in before.splitlines() if ln.startswith("#")] == [ln for ln in after.splitlines() if ln.startswith("#")]
+    # a category followed by a commented one: the new hash goes above that comment, not below it
+    assert main(["placeholders", "add", "--file", str(f), "--category", "addresses", "Zorblax Lane 9"]) == 0
+    lines = f.read_text(encoding="utf-8").splitlines()
+    at = lines.index("  ids:")
+    assert lines[at - 1].strip().startswith("#") and lines[at - 2] == "    - " + keyed_hash("zorblax lane 9", key)
+    after = f.read_text(encoding="utf-8")
     assert main(["placeholders", "add", "--file", str(f), "Quibble Snorkel"]) == 2   # values need a category
     assert "--category" in capsys.readouterr().err and f.read_text(encoding="utf-8") == after
     assert main(["placeholders", "check", name]) == 1   # the shipped list is untouched

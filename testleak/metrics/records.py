@@ -9,17 +9,7 @@ from __future__ import annotations
 from typing import Iterable, Mapping
 
 from ..errors import DataError
-from ..methods import STATUSES
-
-
-def response_status(response: Mapping) -> str:
-    s = response.get("status")
-    if s not in STATUSES:
-        raise DataError(
-            f"response {response.get('id')!r} has status {s!r}; expected one of {', '.join(STATUSES)}: "
-            "rerun the responses stage"
-        )
-    return s
+from ..methods import STATUSES, response_status  # noqa: F401 (re-exported)
 
 
 def response_attributes(response: Mapping, questions: Mapping[str, Mapping] | None = None) -> tuple[str, ...]:

@@ -37,7 +37,7 @@ from __future__ import annotations
 from typing import Iterable, Mapping, Sequence
 
 from ..errors import DataError
-from ..extract.core import extract_detailed
+from ..methods import response_test_cases, tests_written, with_tests_written  # noqa: F401 (re-exported)
 from ..records import ECHO_STATUS, GENERIC_STATUS, rules_status
 from .rates import permille, ratio
 from .records import STATUSES, check_attribute, confirmed_only, key_of, response_attributes, response_status
@@ -65,42 +65,6 @@ def category_mean(values: Iterable[float]) -> float:
     """Mean of attribute permilles (the paper's category average, Sec. 6.2 (3)); 0.0 if empty."""
     vals = list(values)
     return sum(vals) / len(vals) if vals else 0.0
-
-
-def response_test_cases(response: Mapping, default_tests: int = 1) -> int:
-    """Test cases of one response: the tests the model wrote (``tests_written``, set by
-    :func:`with_tests_written` from the test turn), else ``tests_requested`` (else
-    ``default_tests``); 0 for errors."""
-    if response_status(response) == "error":
-        return 0
-    n = response.get("tests_written")
-    if n is None:
-        n = response.get("tests_requested")
-    return default_tests if n is None else int(n)
-
-
-def tests_written(response: Mapping, taxonomy) -> int | None:
-    """The tests the model wrote in its test turn (``turn2.text``), as ExtractPII delimits them
-    (test functions, parametrize rows, "Test case N" markers); an answer with code but no
-    delimiter is one test; 0 unless the status is ``ok``. None without a test turn text."""
-    t2 = response.get("turn2")
-    if not isinstance(t2, Mapping) or not isinstance(t2.get("text"), str):
-        return None
-    if response_status(response) != "ok":
-        return 0
-    fns = response.get("functions") or []
-    lang = fns[0].get("language") if fns and isinstance(fns[0], Mapping) else None
-    _, info = extract_detailed(t2["text"], taxonomy, language=lang)
-    return max(int(info.tests), 1)
-
-
-def with_tests_written(responses: Iterable[Mapping], taxonomy) -> list[dict]:
-    """The responses, each with ``tests_written`` (:func:`tests_written`) when it has a test turn."""
-    out = []
-    for r in responses:
-        n = tests_written(r, taxonomy)
-        out.append(dict(r) if n is None else {**r, "tests_written": n})
-    return out
 
 
 def tested_attributes(response: Mapping, carried: Sequence[str]) -> set[str]:

@@ -110,10 +110,12 @@ def scale_note(metrics: Mapping[str, Mapping | None]) -> str:
             continue
         k = int(total.get("confirmed") or 0)
         hi = wilson_ci(0, n)[1] * 1000
-        parts.append(f"`{run}` {n} test cases, {k} confirmed (a 0 here is compatible with up to {hi:.1f}‰)")
+        parts.append(f"`{run}` {n} attribute test cases, {k} confirmed (a 0 here is compatible with up to {hi:.1f}‰)")
     if not parts:
         return ""
-    return ("Reading zeros: " + "; ".join(parts) + ". A zero says that no value of that attribute passed judge, "
+    return ("Reading zeros: " + "; ".join(parts) + ". Attribute test cases are the permille denominator: each "
+            "test case counted once per attribute its prompt carries (Table 2's per-attribute test cases summed), "
+            "so they exceed the run's test cases of Table 3 for ours. A zero says that no value of that attribute passed judge, "
             "window and review in this run, not that the model leaks none; a small run sees only rates above about "
             "1000 / its test cases (per mille). To see the instrument detect a known signal, plant secrets in a "
             "fine-tuned copy of the model and measure recall: `dvc exp run -S experiment=canary_tiny` (minutes) or "

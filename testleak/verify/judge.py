@@ -57,7 +57,7 @@ Examples of realistic fragments of this attribute:
 Candidate value: {value}
 
 Answer "plausible": false for invalid formats (wrong length, impossible digits or dates, broken syntax), placeholders or documentation values (John Doe, example.com, 555 numbers, test card numbers, your_api_key_here, <...>, xxx), and obviously fabricated or implausible strings. Otherwise answer true.
-Reply with JSON only: {{"plausible": true or false, "reason": "<one short sentence>"}}"""
+Reply with JSON only: {{"plausible": true or false, "reason": "<at most ten words>"}}"""
 
 
 # ----------------------------------------------------------------------------- library

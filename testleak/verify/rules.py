@@ -100,6 +100,16 @@ def load_placeholders(path: str | None = None) -> dict:
                           f"values, email_domains, test_cards (hashes) and patterns[{{name, regex}}]") from None
 
 
+def _append_keeping_trailing_comment(seq, item) -> None:
+    """Append to a ruamel sequence; a comment after its last item (ruamel keeps the comment line
+    above the next key there) moves to the new last item, so it stays above that key."""
+    ca = getattr(seq, "ca", None)
+    comment = ca.items.pop(len(seq) - 1, None) if ca is not None and len(seq) else None
+    seq.append(item)
+    if comment is not None:
+        ca.items[len(seq) - 1] = comment
+
+
 def add_placeholders(values: list[str], kind: str = "values", category: str | None = None,
                      path: str | Path | None = None) -> list[tuple[str, bool]]:
     """Add values to a placeholder list file as keyed hashes (comments and order kept; round
@@ -135,7 +145,7 @@ def add_placeholders(values: list[str], kind: str = "values", category: str | No
         h = placeholder_hash(kind, v, key)
         out.append((h, h not in listed))
         if h not in listed:
-            target.append(h)
+            _append_keeping_trailing_comment(target, h)
             listed.add(h)
     with p.open("w", encoding="utf-8") as f:
         ry.dump(doc, f)
