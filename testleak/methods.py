@@ -95,8 +95,9 @@ def summarize(records: Iterable[Mapping], taxonomy=None) -> dict:
         out[s] = out.get(s, 0) + 1
         if s != "error":
             out["tests_requested"] += int(r.get("tests_requested") or 1)
-    out["test_cases"] = (out["tests_requested"] if taxonomy is None else
-                         sum(response_test_cases(r) for r in with_tests_written(records, taxonomy)))
+    if taxonomy is not None:
+        records = with_tests_written(records, taxonomy)
+    out["test_cases"] = sum(response_test_cases(r) for r in records) if taxonomy is not None else out["tests_requested"]
     return out
 
 
@@ -109,7 +110,6 @@ def response_status(response: Mapping) -> str:
             "rerun the responses stage"
         )
     return s
-
 
 
 def response_test_cases(response: Mapping, default_tests: int = 1) -> int:
@@ -140,10 +140,13 @@ def tests_written(response: Mapping, taxonomy) -> int | None:
 
 
 def with_tests_written(responses: Iterable[Mapping], taxonomy) -> list[dict]:
-    """The responses, each with ``tests_written`` (:func:`tests_written`) when it has a test turn."""
+    """The responses, each with ``tests_written`` (:func:`tests_written`) when it has a test turn;
+    a record that already holds it (the responses stage writes it) keeps its count."""
     out = []
     for r in responses:
-        n = tests_written(r, taxonomy)
+        n = r.get("tests_written")
+        if n is None:
+            n = tests_written(r, taxonomy)
         out.append(dict(r) if n is None else {**r, "tests_written": n})
     return out
 

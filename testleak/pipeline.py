@@ -160,7 +160,7 @@ def responses(params: Mapping, run: str, gateway, questions: list[dict] | None =
     settings = ElicitSettings.from_params(params, run)
     m = methods.get(settings.method)
     inp = methods.RunInputs(params, settings, Taxonomy.from_config(params), gateway, questions, library, budget)
-    recs = list(m.elicit(inp))
+    recs = methods.with_tests_written(m.elicit(inp), inp.taxonomy)   # counted once, here: metrics read it
     stats = {"run": run, "method": m.name, "variant": settings.variant, **methods.summarize(recs, inp.taxonomy),
              **_spend(gateway)}
     if budget is not None:
@@ -186,11 +186,11 @@ def candidates(params: Mapping, run: str, responses: Iterable[dict], models_dir=
     where a reference model of CodexLeaks' filter is assembled (default ``Paths().models``).
     Every candidate that echoes its own response's prompt or library hints is marked
     (``echo_of``, :mod:`testleak.echo`; counted as ``echoes``); the judged stage's format rules
-    reject it (status ``echo``), except under ``published``, whose pass-through applies none of
-    our filters (the mark stays for the privacy check). Echoes, taxonomy words and placeholders
-    keep only ``value_hash`` and ``masked`` (:func:`testleak.verify.rules.withhold`; counted under
-    ``withheld``), again except under ``published`` (placeholders also not under
-    ``verifier.judge_mode: judge``, which applies no placeholder rule). A response gives at most
+    reject it (status ``echo``). Echoes, taxonomy words and placeholders keep only ``value_hash``
+    and ``masked`` (:func:`testleak.verify.rules.withhold`; counted under ``withheld``), under
+    ``published`` too, whose pass-through then gives them their status instead of searching them
+    (placeholders are not withheld under ``verifier.judge_mode: judge``, which applies no
+    placeholder rule). A response gives at most
     ``answers.max_candidates_per_response`` candidates, the first in extraction order
     (:func:`cap_candidates`; counted under ``cap``), so one bad answer cannot buy thousands of
     judge calls."""
@@ -208,10 +208,11 @@ def candidates(params: Mapping, run: str, responses: Iterable[dict], models_dir=
         if "by_pattern" in stats:
             stats["by_pattern"] = _counts(c["evidence"]["pattern"].split(":")[0] for c in cands)
     cands, echoes = mark_echoes(cands, responses)
-    withheld = {}
-    if not (proto == "published" and own is not None):   # published: the baseline's own filter, none of ours
-        cands, withheld = withhold(cands, Taxonomy.from_config(params),   # judge-only: no placeholder rule
-                                   placeholders=judge_mode(params.get("verifier")) != "judge")
+    # published: no value is kept that we would not keep (its pass-through does not search them);
+    # ours and shared: under judge-only no placeholder rule runs
+    published = proto == "published" and own is not None
+    cands, withheld = withhold(cands, Taxonomy.from_config(params),
+                               placeholders=published or judge_mode(params.get("verifier")) != "judge")
     return cands, {"run": run, "protocol": proto, **stats, "cap": cap, **echoes, **withheld}
 
 

@@ -359,3 +359,50 @@ def test_protocol_switch_picks_the_baselines_own_verification(params):
                                                            "verification": "published"}}
     per_run = {**shared, "experiment": {**shared["experiment"], "runs": runs}}
     assert run_protocol(per_run, "codexleaks") == "published" and run_protocol(per_run, "codebreaker") == "shared"
+
+
+def test_published_runs_keep_no_placeholder_value_and_never_search_it(params, tmp_path):
+    """Under ``published`` an echo, a taxonomy word or a placeholder keeps only hash and mask in
+    candidates.jsonl, like ours; the pass-through gives it its status (not kept), so the search
+    never needs its value and the review cannot confirm it. A stale verdict that keeps one is a
+    one-line error."""
+    from testleak.errors import DataError
+    from testleak.privacy import mask
+    from testleak.verify.index import LocalIndex, build_index
+    from testleak.verify.search import verify_candidates
+
+    prompt = "# account settings\nuser = {'email': '"
+    cont = "ann.lee@corp-mail.net', 'backup_email': 'john.doe@example.com'}\n"
+    resp = [_resp("codebreaker/p0/s0", cont, None, prompt, method="codebreaker")]
+    assert run_protocol(params, "codebreaker") == "published"
+    cands, stats = pipeline.candidates(params, "codebreaker", resp)
+    by_mask = {c.get("masked") or mask(c["value"]): c for c in cands}
+    held = by_mask[mask("john.doe@example.com")]
+    kept = by_mask[mask("ann.lee@corp-mail.net")]
+    assert held["withheld"] == "placeholder" and "value" not in held and "john.doe" not in str(held)
+    assert kept["value"] == "ann.lee@corp-mail.net" and "withheld" not in kept
+    assert stats["withheld"]["placeholder"] == 1
+
+    verdicts, vstats = pipeline.judged(params, "codebreaker", cands, None, {})
+    v = {x["candidate_id"]: x for x in verdicts}
+    assert (v[held["id"]]["kept"], v[held["id"]]["rules"]["status"]) == (False, "placeholder")
+    assert v[kept["id"]]["kept"] is True and vstats["mode"] == "published"
+
+    root = tmp_path / "corpus" / "repo"
+    root.mkdir(parents=True)
+    (root / "users.py").write_text("OWNER = 'ann.lee@corp-mail.net'\nDEMO = 'john.doe@example.com'\n")
+    db = tmp_path / "corpus.sqlite"
+    build_index({"corpus": "dirs", "dirs": [str(root.parent)], "extensions": [".py"]}, db)
+    with LocalIndex(db) as ix:
+        hits = verify_candidates(verdicts, cands, ix, {"min": 1, "max": 100}, "local")
+        h = {x["candidate_id"]: x for x in hits}
+        assert h[held["id"]]["outcome"] == "filtered" and h[held["id"]]["k"] is None
+        assert (h[kept["id"]]["outcome"], h[kept["id"]]["k"]) == ("in_window", 1)
+        stale = [{**x, "kept": True} for x in verdicts]
+        with pytest.raises(DataError, match="withheld .*rerun the judged stage"):
+            verify_candidates(stale, cands, ix, {"min": 1, "max": 100}, "local")
+
+    rules_only = {**params, "verifier": {**params["verifier"], "judge_mode": "rules"}}
+    conf, cstats = pipeline.confirmed(rules_only, "codebreaker", hits, verdicts, [], cands)
+    status = {c["candidate_id"]: c["status"] for c in conf}
+    assert status[kept["id"]] == "confirmed" and status[held["id"]] != "confirmed"

@@ -491,12 +491,21 @@ PUBLISHED = {"codexleaks": codexleaks_published, "codebreaker": codebreaker_publ
 def passthrough_verdicts(candidates: Iterable[dict], run: str) -> list[dict]:
     """Verdict records that keep every candidate: under ``published`` the baselines apply
     neither our format rules nor our judge LLM (their own filter ran at the candidates stage).
-    The review policy ``auto`` then confirms what is in the hit window (judge ``skipped``, kept)."""
+    The review policy ``auto`` then confirms what is in the hit window (judge ``skipped``, kept).
+    A candidate that withheld its value (an echo, a taxonomy word, a placeholder: no value kept,
+    so nothing to search) is not kept, with that status as its rules verdict."""
     why = "not applied: baselines.protocol=published (the baseline's own filter ran at the candidates stage)"
-    return [{"candidate_id": c["id"], "run": c.get("run", run), "attribute": c["attribute"],
-             "value_hash": c.get("value_hash") or value_hash(str(c["value"])), "mode": "published",
-             "rules": {"ok": None, "reason": why}, "judge": {"ok": None, "reason": why, "status": "skipped"},
-             "kept": True} for c in candidates]
+    out = []
+    for c in candidates:
+        rec = {"candidate_id": c["id"], "run": c.get("run", run), "attribute": c["attribute"],
+               "value_hash": c.get("value_hash") or value_hash(str(c["value"])), "mode": "published",
+               "rules": {"ok": None, "reason": why}, "judge": {"ok": None, "reason": why, "status": "skipped"},
+               "kept": True}
+        if c.get("withheld"):
+            rec["rules"] = {"ok": False, "reason": str(c.get("withheld_reason") or c["withheld"]), "status": c["withheld"]}
+            rec["kept"] = False
+        out.append(rec)
+    return out
 
 
 __all__ = ["PROTOCOLS", "PUBLISHED", "codexleaks_published", "codebreaker_published", "run_protocol", "zlib_entropy", "membership_scores", "codexleaks_filter", "filter_scorer",

@@ -48,7 +48,9 @@ TABLE8_NOTE = ("Per baseline run (its verification protocol in parentheses, `bas
                "`verification`): prompts / test cases = responses whose prompt targets the attribute (one response "
                "is one test case; counts of responses); after filter = candidates kept before the search "
                "(`published`: CodexLeaks' blind membership-inference filter then the values of the kept responses, "
-               "or Codebreaker's Presidio entities mapped to the attribute, nothing removed by our judge; `shared`: "
+               "or Codebreaker's Presidio entities mapped to the attribute, nothing removed by our judge, except "
+               "echoes, taxonomy words and placeholders, which keep no value and are never searched "
+               "(docs/PRIVACY.md; the rejections report counts them); `shared`: "
                "ExtractPII + our format rules + judge LLM); in window = candidates with 1 <= k <= 100 corpus hits; "
                "confirmed = distinct confirmed (attribute, value) pairs. All four are counts. Paper columns: "
                "{paper}\n\n")

@@ -101,6 +101,9 @@ def verify_candidates(verdicts: Iterable[dict], candidates: Iterable[dict], back
                 rec["reason"] = str((v.get("judge") or {}).get("reason") or "judge call failed")[:300]
             out.append(rec)
             continue
+        if c.get("withheld"):   # no value kept, nothing to search: its verdict predates the withholding
+            raise DataError(f"verdict keeps candidate {cid}, whose value is withheld ({c['withheld']}): "
+                            f"rerun the judged stage")
         value = c["value"]
         res = memo.get(value)
         if res is None:
