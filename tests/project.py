@@ -6,7 +6,7 @@ DVC config, a params.yaml composed from conf/ with overrides (plus optional edit
 a link, so nothing that deletes the copy can reach the shared venv). The environment of DVC
 calls is the caller's: no venv is put on PATH, so stages find the project's interpreter by
 themselves (stages/run) as they do for a user; `run(["dvc", ...])` calls the venv's dvc,
-as the README's `.venv/bin/dvc` does. $TESTLEAK_CACHE points at a shared cache whose
+as `.venv/bin/dvc` of the README and docs/PIPELINE.md does. $TESTLEAK_CACHE points at a shared cache whose
 models/ is the project's assembled model.
 """
 
@@ -124,7 +124,7 @@ def run(cmd, cwd: Path, env=None, timeout: float = 1800, check: bool = True) -> 
 def run_queue(proj: Path, env: dict, jobs: int = 1, timeout: float = 1500) -> str:
     """`dvc queue start -j JOBS`, then wait until nothing is queued or running; the final
     `dvc queue status`. DVC starts its workers as `dvc` from PATH, so the venv's bin is put
-    on PATH for the workers (an activated venv; README), after whatever env puts first."""
+    on PATH for the workers (an activated venv; docs/PIPELINE.md, "Running stages"), after whatever env puts first."""
     import time
 
     first, *rest = env.get("PATH", "").split(os.pathsep)

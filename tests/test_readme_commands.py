@@ -1,6 +1,8 @@
-"""Every command in README.md's ```bash blocks either runs here or is listed in SKIPPED with
-its reason (issue #11 item 4): a documented command that no longer works fails the suite, and
-a new README command that is neither run nor listed fails `test_every_readme_command_is_classified`.
+"""Every command in the ```bash blocks of README.md and of the pages docs/*.md either runs here or
+is listed in SKIPPED with its reason (issue #11 item 4): a documented command that no longer
+works fails the suite, and a new documented command that is neither run nor listed fails
+`test_every_readme_command_is_classified`. README.md and docs/*.md are one list of commands
+(a command moved from the README to a docs page keeps its runner or SKIPPED entry).
 
 Commands are the lines of fenced blocks tagged bash/sh/shell/console (`\\` continues a line,
 `#` starts a comment); untagged blocks are diagrams and outputs. Cheap commands run through
@@ -44,11 +46,21 @@ SKIPPED = {
     "dvc exp run -S experiment=canary -S canary.spec=audit/canaries.jsonl":
         "the canary experiment with a user's spec file (a placeholder path); a spec end to end with "
         "experiment=canary_tiny: tests/test_canary_slow.py",
+    ".venv/bin/testleak labels migrate [--labels labels/labels.jsonl] [--drop-unavailable]":
+        "a synopsis (options in brackets) over the user's labels; the migration and its refusals: "
+        "tests/test_verify_review.py",
+    ".venv/bin/dvc remote add -d store /path/or/s3/url && .venv/bin/dvc push":
+        "a placeholder remote URL; pushes the user's DVC outputs",
+    "tar czf llm-cache.tgz .cache/llm .cache/search":
+        "archives the user's answer cache (a sharing recipe, docs/REPRODUCIBILITY.md)",
 }
 
 
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]   # where documented commands live
+
+
 def readme_commands(text: str | None = None) -> list[str]:
-    """The commands of the README's shell blocks, comments stripped, continuations joined."""
+    """The commands of a page's shell blocks (default: README.md), comments stripped, continuations joined."""
     text = (ROOT / "README.md").read_text(encoding="utf-8") if text is None else text
     cmds = []
     for block in re.findall(r"^```(?:bash|sh|shell|console)[ \t]*\n(.*?)^```", text, flags=re.S | re.M):
@@ -65,7 +77,17 @@ def normalize(cmd: str) -> str:
 
 
 SKIP = {normalize(c): why for c, why in SKIPPED.items()}
-COMMANDS = readme_commands()
+def documented_commands() -> dict[str, str]:
+    """Every command of README.md and docs/*.md (first occurrence) -> the page it is on."""
+    found: dict[str, str] = {}
+    for page in DOCS:
+        for cmd in readme_commands(page.read_text(encoding="utf-8")):
+            found.setdefault(cmd, page.relative_to(ROOT).as_posix())
+    return found
+
+
+SOURCES = documented_commands()
+COMMANDS = list(SOURCES)
 
 
 def _exe(words: list[str]) -> list[str]:
@@ -76,7 +98,7 @@ def _exe(words: list[str]) -> list[str]:
 def _run(words, cwd, env, timeout=300) -> subprocess.CompletedProcess:
     p = subprocess.run(_exe(words), cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
                        stdin=subprocess.DEVNULL)
-    assert p.returncode == 0, f"README command {shlex.join(words)} failed ({p.returncode}):\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}"
+    assert p.returncode == 0, f"documented command {shlex.join(words)} failed ({p.returncode}):\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}"
     return p
 
 
@@ -170,10 +192,11 @@ def runner_for(cmd: str):
 def test_every_readme_command_is_classified():
     assert len(COMMANDS) >= 10, COMMANDS  # the blocks were found
     unclassified = [c for c in COMMANDS if c not in SKIP and runner_for(c) is None]
-    assert not unclassified, (f"README commands neither run nor skipped: {unclassified}; add a runner or an "
+    assert not unclassified, (f"documented commands neither run nor skipped: "
+                              f"{[(c, SOURCES[c]) for c in unclassified]}; add a runner or an "
                               f"entry with its reason to SKIPPED in {Path(__file__).name}")
     stale = [c for c in SKIP if c not in COMMANDS]
-    assert not stale, f"SKIPPED lists commands the README no longer has: {stale}"
+    assert not stale, f"SKIPPED lists commands that neither README.md nor docs/*.md has: {stale}"
     assert any(runner_for(c) for c in COMMANDS if c not in SKIP)
 
 
@@ -186,7 +209,7 @@ def test_extraction_joins_continuations_and_drops_comments_and_outputs():
                                  for c in COMMANDS if c not in SKIP])
 def test_readme_command_runs(cmd, tmp_path, request):
     fn = runner_for(cmd)
-    assert fn is not None, f"no runner for README command {cmd!r}"
+    assert fn is not None, f"no runner for the command {cmd!r} of {SOURCES[cmd]}"
     env = shim_env(tmp_path, shared_cache(tmp_path))
     env.pop("TESTLEAK_ROOT", None)
     fn(shlex.split(cmd), tmp_path, request, env)
