@@ -28,7 +28,7 @@ reads anyway (DVC's ``foreach`` needs the key in every entry).
 among the protocol runs of method ``ours`` whose ablation is the experiment's own (``ablation``
 group; Table 4's named ablations such as ``ours_no_fl`` are never references), the highest
 round (``ours_r1`` in ``experiment=paper``), then unrolled per model like every run
-(``codexleaks--gpt-4o`` matches ``ours_r1--gpt-4o``). Choice (documented in the README): the
+(``codexleaks--gpt-4o`` matches ``ours_r1--gpt-4o``). Choice (docs/BASELINES.md, equal-cost comparison): the
 cost of the earlier library rounds is not added to the final round's; the library is an
 input of the final round as the prior library is of round 0.
 

@@ -121,7 +121,7 @@ def scale_note(metrics: Mapping[str, Mapping | None]) -> str:
             "window and review in this run, not that the model leaks none; a small run sees only rates above about "
             "1000 / its test cases (per mille). To see the instrument detect a known signal, plant secrets in a "
             "fine-tuned copy of the model and measure recall: `dvc exp run -S experiment=canary_tiny` (minutes) or "
-            "`-S experiment=canary` (see README, Canaries; `reports/canary_measured/`).\n\n")
+            "`-S experiment=canary` (docs/CANARIES.md; `reports/canary_measured/`).\n\n")
 
 
 def _runs_with_models(exp: Mapping) -> dict:
