@@ -77,6 +77,8 @@ def normalize(cmd: str) -> str:
 
 
 SKIP = {normalize(c): why for c, why in SKIPPED.items()}
+
+
 def documented_commands() -> dict[str, str]:
     """Every command of README.md and docs/*.md (first occurrence) -> the page it is on."""
     found: dict[str, str] = {}
