@@ -14,6 +14,7 @@ import json
 import os
 import re
 import subprocess
+import signal
 import sys
 from pathlib import Path
 
@@ -612,8 +613,12 @@ def test_corruption_a_stage_stops_with_one_line(damage, tmp_path):
 def _start(proj: Path, name: str, *args: str) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=str(ROOT), TESTLEAK_CACHE=str(proj / ".cache"), FAULT_TEST_KEY="sk-test")
     env.pop("TESTLEAK_ROOT", None)
+    # a suite started in the background by a non-interactive shell (`cmd &`) ignores SIGINT, and a
+    # child inherits SIG_IGN (Python then installs no KeyboardInterrupt handler): start the stage as
+    # a foreground program would be, with SIGINT at its default
     return subprocess.Popen([sys.executable, "-m", f"stages.{name}", *args], cwd=proj, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def _wait_for(cond, timeout: float = 60.0) -> None:
