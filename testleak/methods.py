@@ -95,9 +95,8 @@ def summarize(records: Iterable[Mapping], taxonomy=None) -> dict:
         out[s] = out.get(s, 0) + 1
         if s != "error":
             out["tests_requested"] += int(r.get("tests_requested") or 1)
-    if taxonomy is not None:
-        records = with_tests_written(records, taxonomy)
-    out["test_cases"] = sum(response_test_cases(r) for r in records) if taxonomy is not None else out["tests_requested"]
+    out["test_cases"] = (out["tests_requested"] if taxonomy is None else
+                         sum(response_test_cases(r) for r in with_tests_written(records, taxonomy)))
     return out
 
 

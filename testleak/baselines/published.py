@@ -76,6 +76,7 @@ from typing import Iterable, Mapping
 from ..config import BASELINE_PROTOCOLS as PROTOCOLS, run_protocol
 from ..errors import ConfigError
 from ..privacy import value_hash
+from ..verify.rules import withheld_verdict
 from .common import _plain, mean_nll
 
 REFERENCE_ZLIB = "zlib"
@@ -501,9 +502,8 @@ def passthrough_verdicts(candidates: Iterable[dict], run: str) -> list[dict]:
                "value_hash": c.get("value_hash") or value_hash(str(c["value"])), "mode": "published",
                "rules": {"ok": None, "reason": why}, "judge": {"ok": None, "reason": why, "status": "skipped"},
                "kept": True}
-        if c.get("withheld"):
-            rec["rules"] = {"ok": False, "reason": str(c.get("withheld_reason") or c["withheld"]), "status": c["withheld"]}
-            rec["kept"] = False
+        if (held := withheld_verdict(c)) is not None:
+            rec["rules"], rec["kept"] = held, False
         out.append(rec)
     return out
 

@@ -221,8 +221,8 @@ def judge_candidates(candidates: Iterable[dict], taxonomy, *, mode: str = "both"
                 raise TestleakError(f"candidate record #{i} has no {k!r}: rerun the candidates stage")
         value = c.get("value")
         echo = c.get("echo_of")
-        if c.get("withheld"):     # no value kept: the candidates stage's reason is the rules verdict
-            r = {"ok": False, "reason": str(c.get("withheld_reason") or c["withheld"]), "status": c["withheld"]}
+        if (held := rules_mod.withheld_verdict(c)) is not None:   # no value kept: the candidates stage's reason
+            r = held
         elif echo:
             r = {"ok": False, "reason": f"echo of {echo} ({c.get('echo_match') or 'equal'}): the prompt of this "
                                         f"response gave the model this value", "status": ECHO_STATUS}

@@ -27,7 +27,7 @@ from datetime import date
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Mapping
 
 import yaml
 
@@ -208,6 +208,14 @@ def withhold(cands: list[dict], taxonomy, placeholders: bool = True) -> tuple[li
         rec.update({"masked": mask(v), "withheld": why[0], "withheld_reason": why[1]})
         out.append(rec)
     return out, {"withheld": counts}
+
+
+def withheld_verdict(cand: Mapping) -> dict | None:
+    """The rules verdict of a candidate that withheld its value (:func:`withhold`): not ok, with
+    the candidates stage's reason and the withheld kind as its status; None for any other."""
+    if not cand.get("withheld"):
+        return None
+    return {"ok": False, "reason": str(cand.get("withheld_reason") or cand["withheld"]), "status": cand["withheld"]}
 
 
 def _is_repeated(s: str) -> bool:
