@@ -1,50 +1,32 @@
-"""ExtractPII precision and recall on real model output (issue #17, item 3).
+"""ExtractPII precision and recall on real model output, against labels made by hand.
 
-The truth is ``benchmarks/labels/model_output_ours.jsonl``: every privacy-like value in the
-test code of the embedded model's answers of a default run, labelled by hand (never from
-ExtractPII's output; the guide is ``benchmarks/labels/README.md``), one line per distinct
-value of a response: ``response_id``, ``value_hash`` (:func:`testleak.privacy.value_hash`
-of the exact literal text), ``attribute``, ``placeholder``, ``copied_from_prompt`` and
-``masked``. No raw value is in git. The sidecar ``model_output_ours.meta.json`` records the
-sha256 (and DVC md5) of the responses file the labels were made for; a different file is
-refused with one line instead of a meaningless score.
+The truth is the label sets under ``benchmarks/labels/`` (``*.jsonl`` + ``*.meta.json``):
+every privacy-like value in the test code of fresh default runs' answers, labelled by reading
+the code, never from ExtractPII's output (the guide: ``benchmarks/labels/README.md``). A line
+is ``response_id``, ``value_hmac`` (:func:`value_hmac`: keyed with the response's own test
+text, so the file alone cannot be enumerated), ``attribute``, ``placeholder``,
+``copied_from_prompt`` and ``masked``; no raw value is in git. The sidecar records the sha256
+and DVC md5 of the responses file, how to regenerate it, and the development / held-out split.
+A different responses file is refused with one line.
 
-ExtractPII runs exactly as the ``candidates`` stage runs it (:func:`testleak.pipeline.candidates`
-with the taxonomy of ``params.yaml``); a candidate matches a label by ``(response_id,
-value_hash)``. Printed:
+ExtractPII runs as the ``candidates`` stage runs it (:func:`testleak.pipeline.candidates`); for
+a baseline under ``baselines.protocol: published`` the run of the same method under our
+verification (:func:`extractor_run`). Printed per method and per attribute with Wilson 95 %
+intervals: recall of the values not copied from the prompt (ExtractPII drops those by design),
+all and without placeholders, and precision (right attribute); ``--misses`` lists every missed
+label and wrong candidate, masked.
 
-- per labelled attribute, over the values not copied from the prompt (ExtractPII drops
-  prompt values by design): labelled, returned with the right attribute, recall; and per
-  candidate attribute: candidates, correct (a label of that attribute), precision;
-- recall of the non-copied labels, all and without placeholders; precision overall
-  (right attribute) and on values (any attribute);
-- with ``--misses``: every missed label and every wrong candidate, masked, with the key and
-  pattern ExtractPII used.
+    .venv/bin/python benchmarks/eval_model_output.py [--part dev|heldout|all] [--misses] [--json out.json]
 
-    .venv/bin/python benchmarks/eval_model_output.py [--responses data/runs/ours/responses.jsonl] [--misses] [--json out.json]
+Making a label set from raw hand labels (under ``data/``, never in git; lines
+``{"response_id", "value", "attribute", "placeholder"}``) decides the split at the same time,
+before any scoring: the response ids, sorted and shuffled with ``random.Random(--seed)``, the
+first ``--heldout-fraction`` held out (by response: one answer's values sit on one side)::
 
-Making the label file from hand labels with raw values (kept under ``data/``, never in git;
-lines ``{"response_id", "value", "attribute", "placeholder"}``): ``copied_from_prompt`` is
-computed here (the value occurs verbatim in a text the model was given:
-:func:`testleak.extract.prompt_texts`), and the sidecar is written::
+    .venv/bin/python benchmarks/eval_model_output.py --make-labels RAW --responses R --labels OUT \
+        --run RUN --seed S --reproduce "COMMAND THAT REGENERATES R"
 
-    .venv/bin/python benchmarks/eval_model_output.py --make-labels data/labels/model_output_ours.raw.jsonl
-
-Evaluation protocol (development and held-out parts). ``--make-labels`` also decides the
-split, once, before any scoring: the responses of the file (all of them, ``ok`` or not, sorted
-by id) are shuffled with ``random.Random(--seed)`` and the first ``--heldout-fraction`` are
-the held-out part; the sidecar records the seed, the fraction and the held-out response ids
-(a split by response, so the values of one answer never sit on both sides). Design work
-reads ``--part dev`` (the default) only; ``--part heldout`` is the final measurement, reported
-as such. A label file made before the split (no ``split`` in its sidecar) is all development.
-Several label sets are scored together by repeating ``--labels L --responses R`` pairs (one
-per run: ours and the baselines, other seeds); counts are reported per method (the
-responses' ``method``) and per attribute with Wilson 95 % intervals
-(``statsmodels.stats.proportion.proportion_confint`` when installed, else
-``scipy.stats.binomtest(...).proportion_ci``)::
-
-    .venv/bin/python benchmarks/eval_model_output.py --labels A.jsonl --responses A/responses.jsonl \
-        --labels B.jsonl --responses B/responses.jsonl --part heldout
+Design work reads ``--part dev`` (the default) only; ``--part heldout`` is the final measurement.
 """
 
 from __future__ import annotations
@@ -62,11 +44,33 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from testleak.extract import prompt_texts  # noqa: E402
-from testleak.privacy import mask, value_hash  # noqa: E402
+from testleak.privacy import keyed_hash, mask  # noqa: E402
 
-LABELS = ROOT / "benchmarks" / "labels" / "model_output_ours.jsonl"
+LABEL_DIR = ROOT / "benchmarks" / "labels"
 RUN = "ours"
-LABEL_KEYS = ("response_id", "value_hash", "attribute", "placeholder", "copied_from_prompt", "masked")
+LABEL_KEYS = ("response_id", "value_hmac", "attribute", "placeholder", "copied_from_prompt", "masked")
+
+
+def value_hmac(value: str, rec: dict) -> str:
+    """The label's hash of a raw value: HMAC-SHA256 keyed with its response's ``tests_text``.
+    Whoever has the responses file can score; the label file alone gives nothing to enumerate
+    a date or a phone number against (a plain hash would)."""
+    return keyed_hash(value, (rec.get("tests_text") or "").encode("utf-8", "surrogatepass"))
+
+
+def committed_label_sets() -> list[Path]:
+    """The label files under benchmarks/labels/ (each with its ``.meta.json`` sidecar)."""
+    return sorted(p for p in LABEL_DIR.glob("*.jsonl") if meta_path(p).exists())
+
+
+def responses_of(labels: Path) -> Path:
+    """The responses file a label set was made for: the sidecar's path when it exists, else
+    the DVC cache object of its md5 (present after the sidecar's ``reproduce`` command ran)."""
+    meta = json.loads(meta_path(labels).read_text(encoding="utf-8"))
+    path = ROOT / meta["responses"]["path"]
+    md5 = meta["responses"].get("md5") or ""
+    cached = ROOT / ".dvc" / "cache" / "files" / "md5" / md5[:2] / md5[2:]
+    return path if path.exists() or not md5 or not cached.exists() else cached
 
 
 def meta_path(labels: Path) -> Path:
@@ -100,7 +104,7 @@ def split_responses(ids, seed: int, heldout_fraction: float) -> list[str]:
 
 
 def make_labels(raw_path: Path, responses_path: Path, out: Path, run: str = RUN, seed: int = 0,
-                heldout_fraction: float = 0.5) -> int:
+                heldout_fraction: float = 0.5, reproduce: str | None = None) -> int:
     from testleak.taxonomy import Taxonomy
 
     attrs = set(Taxonomy.from_config(load_params()).attributes)
@@ -120,7 +124,7 @@ def make_labels(raw_path: Path, responses_path: Path, out: Path, run: str = RUN,
             print(f"{raw_path}:{n}: value {mask(v)} labelled twice for {rid}", file=sys.stderr)
             return 2
         seen.add((rid, v))
-        rows.append({"response_id": rid, "value_hash": value_hash(v), "attribute": attr,
+        rows.append({"response_id": rid, "value_hmac": value_hmac(v, rec), "attribute": attr,
                      "placeholder": raw["placeholder"],
                      "copied_from_prompt": any(v in p for p in prompt_texts(rec)),
                      "masked": mask(v)})
@@ -140,16 +144,24 @@ def make_labels(raw_path: Path, responses_path: Path, out: Path, run: str = RUN,
         "split": {"seed": seed, "heldout_fraction": heldout_fraction, "by": "response",
                   "decided": "at labelling, before any scoring",
                   "heldout": split_responses(responses, seed, heldout_fraction)},
-        "responses": {"path": f"data/runs/{run}/responses.jsonl", **file_digests(responses_path),
+        "responses": {"path": _repo_path(responses_path), **file_digests(responses_path),
                       "records": len(responses), "ok": len(ok),
                       "git_commit": commit,
-                      "note": f"md5/size as in dvc.lock (outs of responses@{run}) at git_commit"},
+                      "note": f"md5/size as in dvc.lock (outs of responses@{run.removesuffix('_shared')})",
+                      "reproduce": reproduce},
         "labelled": {"values": len(rows), "responses_with_values": len({r['response_id'] for r in rows})},
         "guide": "benchmarks/labels/README.md",
     }
     meta_path(out).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {out} ({len(rows)} labels) and {meta_path(out).name}", file=sys.stderr)
     return 0
+
+
+def _repo_path(p: Path) -> str:
+    try:
+        return str(p.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(p)
 
 
 # --- scoring -----------------------------------------------------------------------------
@@ -170,10 +182,10 @@ def check_labels(labels_path: Path, responses_path: Path) -> str | None:
 
 
 def evaluate(labels: list[dict], cands: list[dict]) -> dict:
-    lab = {(r["response_id"], r["value_hash"]): r for r in labels}
+    lab = {(r["response_id"], r["value_hmac"]): r for r in labels}
     found: dict[tuple, set] = {}
     for c in cands:
-        found.setdefault((c["response_id"], c["value_hash"]), set()).add(c["attribute"])
+        found.setdefault((c["response_id"], c["value_hmac"]), set()).add(c["attribute"])
     per_attr: dict[str, Counter] = {}
 
     def bump(a, k, n=1):
@@ -198,7 +210,7 @@ def evaluate(labels: list[dict], cands: list[dict]) -> dict:
     prec = Counter()
     wrong = []
     for c in cands:
-        r = lab.get((c["response_id"], c["value_hash"]))
+        r = lab.get((c["response_id"], c["value_hmac"]))
         ok = r is not None and r["attribute"] == c["attribute"]
         bump(c["attribute"], "candidates")
         bump(c["attribute"], "correct", ok)
@@ -302,9 +314,38 @@ def score_set(labels_path: Path, responses_path: Path, part: str, params: dict) 
     if part != "all":
         held = set(meta["split"]["heldout"]) if meta.get("split") else set()
         responses = [r for r in responses if (r.get("id") in held) == (part == "heldout")]
-    run = meta.get("run") or RUN
-    cands, _ = pipeline.candidates(params, run, responses)
+    run = extractor_run(params, meta.get("run") or RUN)
+    cands = with_hmacs(pipeline.candidates(params, run, responses)[0], responses, params)
     return meta.get("method") or run, evaluate(labels, cands), len(responses), len(labels)
+
+
+def extractor_run(params: dict, run: str) -> str:
+    """The run whose candidates stage applies ExtractPII to these responses: ``run`` itself, or
+    for a baseline under ``baselines.protocol: published`` (its own filter, not ExtractPII) the
+    run of the same method under our verification (``verification: shared``)."""
+    from testleak.baselines.published import run_protocol
+
+    runs = params["experiment"]["runs"]
+    if run in runs and run_protocol(params, run) != "published":
+        return run
+    method = (runs.get(run) or {}).get("method", run)
+    shared = [r for r, spec in runs.items() if spec.get("method") == method and run_protocol(params, r) != "published"]
+    if not shared:
+        raise SystemExit(f"no run of method {method!r} applies ExtractPII in params.yaml (experiment.runs): "
+                         f"add one with verification: shared")
+    return shared[0]
+
+
+def with_hmacs(cands: list[dict], responses: list[dict], params: dict) -> list[dict]:
+    """Candidates with the label hash of their raw value. Withheld candidates (echoes,
+    placeholders) keep only ``value_hash``: their value is taken from ExtractPII's raw output."""
+    from testleak.extract import candidates_from_responses
+    from testleak.taxonomy import Taxonomy
+
+    raw = {c["value_hash"]: c["value"] for c in candidates_from_responses(responses, Taxonomy.from_config(params))[0]}
+    recs = {r["id"]: r for r in responses}
+    return [{**c, "value_hmac": value_hmac(c.get("value", raw.get(c["value_hash"], "")), recs[c["response_id"]])}
+            for c in cands]
 
 
 def main(argv=None) -> int:
@@ -315,27 +356,39 @@ def main(argv=None) -> int:
     ap.add_argument("--make-labels", type=Path, metavar="RAW", help="write --labels from hand labels with raw values")
     ap.add_argument("--run", default=RUN, help="with --make-labels: the run the responses belong to")
     ap.add_argument("--seed", type=int, default=0, help="with --make-labels: seed of the dev/held-out split")
+    ap.add_argument("--reproduce", default=None, help="with --make-labels: the command that regenerates the responses")
     ap.add_argument("--heldout-fraction", type=float, default=0.5, help="with --make-labels: share of responses held out")
     ap.add_argument("--part", choices=("dev", "heldout", "all"), default="dev",
                     help="which part to score (default dev; heldout is the final measurement)")
     ap.add_argument("--misses", action="store_true", help="list missed labels and wrong candidates (masked)")
     ap.add_argument("--json", type=Path, default=None, help="also write the counts here")
     a = ap.parse_args(argv)
-    responses = a.responses or [ROOT / "data" / "runs" / RUN / "responses.jsonl"]
-    labels = a.labels or [LABELS]
+    if a.make_labels:
+        if not (a.labels and a.responses and len(a.labels) == len(a.responses) == 1):
+            print("--make-labels RAW needs one --responses (the labelled file) and one --labels (the file to write)",
+                  file=sys.stderr)
+            return 2
+        if not a.responses[0].exists():
+            print(f"{a.responses[0]} does not exist: pass --responses with the labelled responses file", file=sys.stderr)
+            return 2
+        if not 0 <= a.heldout_fraction <= 1:
+            print(f"--heldout-fraction must be within 0..1, not {a.heldout_fraction}", file=sys.stderr)
+            return 2
+        return make_labels(a.make_labels, a.responses[0], a.labels[0], a.run, a.seed, a.heldout_fraction, a.reproduce)
+    labels = a.labels or committed_label_sets()
+    if not labels:
+        print(f"no label sets in {LABEL_DIR}: pass --labels", file=sys.stderr)
+        return 2
+    responses = a.responses or [responses_of(lp) if meta_path(lp).exists() else lp for lp in labels]
     if len(responses) != len(labels):
         print(f"give one --responses per --labels ({len(labels)} label files, {len(responses)} responses files)",
               file=sys.stderr)
         return 2
-    for rp in responses:
+    for lp, rp in zip(labels, responses):
         if not rp.exists():
-            print(f"{rp} does not exist: run `dvc repro responses@{a.run}` or pass --responses", file=sys.stderr)
+            how = json.loads(meta_path(lp).read_text())["responses"].get("reproduce") if meta_path(lp).exists() else None
+            print(f"{rp} does not exist: " + (f"reproduce it with `{how}`" if how else "pass --responses"), file=sys.stderr)
             return 2
-    if a.make_labels:
-        if not 0 <= a.heldout_fraction <= 1:
-            print(f"--heldout-fraction must be within 0..1, not {a.heldout_fraction}", file=sys.stderr)
-            return 2
-        return make_labels(a.make_labels, responses[0], labels[0], a.run, a.seed, a.heldout_fraction)
     params = load_params()
     by_method: dict[str, list[dict]] = {}
     n_resp = n_lab = 0
@@ -366,7 +419,7 @@ def main(argv=None) -> int:
         print("wrong candidates:")
         for c, lab in res["_wrong"]:
             why = f"labelled {lab['attribute']}" if lab else "not a labelled value"
-            print(f"  {c['response_id']} {c['attribute']:<15} {mask(c['value'])}  key={c['evidence'].get('key')!r} "
+            print(f"  {c['response_id']} {c['attribute']:<15} {c.get('masked') or mask(c['value'])}  key={c['evidence'].get('key')!r} "
                   f"pattern={c['evidence'].get('pattern')}: {why}")
     if a.json:
         def public(x):

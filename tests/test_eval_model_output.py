@@ -131,3 +131,28 @@ def test_wilson_interval_and_per_method_report(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "| ours |" in out and "| codexleaks |" in out and "[" in out
     assert m.main(["--labels", str(a), "--responses", str(resp), "--labels", str(b)]) == 2
+
+
+def test_label_hashes_are_keyed_by_the_answer_and_match_withheld_placeholders(tmp_path):
+    """No plain hash of a value reaches a label file (a phone or a date could be enumerated);
+    a placeholder that the candidates stage withholds (value_hash only) still matches its label."""
+    import hashlib
+
+    m = _module()
+    resp = tmp_path / "responses.jsonl"
+    answer = 'def test_signup():\n    signup(email="anna.lindqvist@gmail.com")\n    signup(email="user@example.com")\n'
+    resp.write_text(json.dumps({"id": "r_1", "status": "ok", "prompt_text": "write tests", "tests_text": answer}) + "\n")
+    raw = tmp_path / "raw.jsonl"
+    raw.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"response_id": "r_1", "value": "anna.lindqvist@gmail.com", "attribute": "email", "placeholder": False},
+        {"response_id": "r_1", "value": "user@example.com", "attribute": "email", "placeholder": True}]))
+    out = tmp_path / "l.jsonl"
+    assert m.main(["--responses", str(resp), "--labels", str(out), "--make-labels", str(raw)]) == 0
+    text = out.read_text()
+    for v in ("anna.lindqvist@gmail.com", "user@example.com"):
+        plain = hashlib.sha256(v.encode()).hexdigest()
+        assert v not in text and plain[:16] not in text
+    js = tmp_path / "res.json"
+    assert m.main(["--responses", str(resp), "--labels", str(out), "--part", "all", "--json", str(js)]) == 0
+    res = json.loads(js.read_text())
+    assert res["recall"]["all"] == 2 and res["recall"]["all_right"] == 2 and res["recall"]["real_right"] == 1
