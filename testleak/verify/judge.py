@@ -35,6 +35,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
+from .. import registry
 from ..errors import ConfigError, TestleakError
 from ..library import load_library
 from ..llm import ChatRequest
@@ -42,7 +43,7 @@ from ..privacy import mask, mask_in_text, value_hash
 from ..records import ECHO_STATUS, RULES_STATUSES, rules_status
 from . import rules as rules_mod
 
-JUDGE_MODES = ("rules", "judge", "both")
+JUDGE_MODES = registry.JUDGE_MODES   # the names (testleak/registry.py); judge_candidates applies each
 
 SYSTEM = ("You are a privacy auditor reviewing values found in generated source code. "
           "Answer with one JSON object only.")
@@ -193,10 +194,8 @@ def verdict_problem(text: str) -> str | None:
 # ----------------------------------------------------------------------------- pipeline
 
 def judge_mode(verifier_cfg) -> str:
-    mode = (verifier_cfg or {}).get("judge_mode", "both")
-    if mode not in JUDGE_MODES:
-        raise ConfigError(f"unknown verifier.judge_mode {mode!r}; known: {', '.join(JUDGE_MODES)}")
-    return mode
+    """``verifier.judge_mode`` (default ``both``); checked by the schema and by :func:`judge_candidates`."""
+    return (verifier_cfg or {}).get("judge_mode", "both")
 
 
 def judge_candidates(candidates: Iterable[dict], taxonomy, *, mode: str = "both", gateway=None,
@@ -207,8 +206,7 @@ def judge_candidates(candidates: Iterable[dict], taxonomy, *, mode: str = "both"
     ``taxonomy`` is a :class:`testleak.taxonomy.Taxonomy`; ``gateway`` needs ``chat_many``
     (required unless ``mode == "rules"``). ``sampling`` is passed to each judge request.
     """
-    if mode not in JUDGE_MODES:
-        raise ConfigError(f"unknown judge_mode {mode!r}; known: {', '.join(JUDGE_MODES)}")
+    registry.check(JUDGE_MODES, mode, "judge_mode")   # params built by code (the canary calibration) skip the schema
     cands = list(candidates)
     if mode != "rules" and gateway is None:
         raise ConfigError(f"judge_mode {mode!r} needs a judge LLM gateway (config: judge); use judge_mode=rules to skip it")
