@@ -28,7 +28,9 @@ DEFAULT_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj
 
 @dataclass
 class FinetuneSettings:
-    epochs: int = 8
+    """``canary.finetune`` plus the seed; the defaults are those of conf/canary/default.yaml (a test
+    checks it) and :meth:`from_config` checks the values with the schema's rules."""
+    epochs: int = 16
     batch_size: int = 4
     lr: float = 1e-3
     max_grad_norm: float = 1.0  # gradient clipping (0 = off): LoRA at lr >= 1e-3 diverged without it
@@ -52,10 +54,24 @@ class FinetuneSettings:
         if bad:
             raise ConfigError(f"unknown canary.finetune keys {bad}; known: {', '.join(sorted(known))}")
         s = cls(**{**cfg, "seed": int(cfg.get("seed", seed))})
-        if s.epochs < 1 or s.batch_size < 1 or s.max_tokens < 16:
-            raise ConfigError("canary.finetune: epochs and batch_size must be >= 1 and max_tokens >= 16")
         s.target_modules = tuple(s.target_modules)
+        _check(s)
         return s
+
+
+def _check(s: FinetuneSettings) -> None:
+    """The schema's rules for ``canary.finetune`` (testleak/settings/canary.py), one line."""
+    from pydantic import ValidationError
+
+    from ..settings import Finetune
+
+    try:
+        Finetune.model_validate({k: (list(v) if isinstance(v, tuple) else v) for k, v in s.__dict__.items()
+                                 if k in Finetune.model_fields})
+    except ValidationError as e:
+        err = e.errors(include_url=False)[0]
+        raise ConfigError(f"canary.finetune.{'.'.join(map(str, err['loc']))} = {err.get('input')!r}: "
+                          f"{err['msg']}") from None
 
 
 def build_examples(texts: Mapping[str, str], truth: Sequence[Mapping], context_lines: int, clean_windows: int,

@@ -76,7 +76,7 @@ class CodeBreaker(_Strict):
     parents: int = Field(ge=1)
     children: int = Field(ge=1)
     max_iterations: int = Field(ge=0)
-    patience: int = Field(ge=0)
+    patience: int = Field(ge=1)   # non-improving iterations before the epoch stops (>= 1: 0 would stop unseen)
     min_improvement: float
     restart_on_stall: bool
     crossover_words: int = Field(ge=1)
