@@ -215,8 +215,6 @@ def score_continuations(model, tokenizer, prefix: str, continuations: Sequence[s
     ``batch_tokens`` (continuation tokens x batch; the logits of a batch take
     batch_tokens x vocabulary x 4 bytes, ~0.3 GB at 512 for a 152k vocabulary).
     """
-    import copy
-
     import torch
 
     pre = tokenizer(prefix, add_special_tokens=False)["input_ids"]
@@ -239,30 +237,38 @@ def score_continuations(model, tokenizer, prefix: str, continuations: Sequence[s
             j = i + 1
             while j < len(order) and (j + 1 - i) * len(conts[order[j]]) <= batch_tokens:
                 j += 1
-            batch = [conts[k] for k in order[i:j]]
-            longest = max(len(c) for c in batch)
-            lp0 = first[torch.tensor([c[0] for c in batch])]
-            if longest == 1:
-                totals = lp0
-            else:
-                n = len(batch)
-                inp = torch.full((n, longest - 1), pad, dtype=torch.long)
-                tgt = torch.zeros((n, longest - 1), dtype=torch.long)
-                keep = torch.zeros((n, longest - 1), dtype=torch.bool)
-                for r, c in enumerate(batch):
-                    inp[r, :len(c) - 1] = torch.tensor(c[:-1], dtype=torch.long)
-                    tgt[r, :len(c) - 1] = torch.tensor(c[1:], dtype=torch.long)
-                    keep[r, :len(c) - 1] = True
-                att = torch.cat([torch.ones((n, len(pre)), dtype=torch.long), keep.long()], dim=1)
-                c = copy.deepcopy(cache)
-                c.batch_repeat_interleave(n)
-                logits = model(input_ids=inp, attention_mask=att, cache=c, use_cache=True).logits
-                lp = torch.log_softmax(logits.float(), dim=-1).gather(2, tgt[:, :, None])[:, :, 0]
-                totals = lp0 + (lp * keep).sum(dim=1)
+            totals = _score_batch(model, cache, first, [conts[k] for k in order[i:j]], len(pre), pad)
             for k, tot in zip(order[i:j], totals.tolist()):
                 out[k] = (float(tot), len(conts[k]))
             i = j
     return out  # type: ignore[return-value]
+
+
+def _score_batch(model, cache, first, batch: list[list[int]], pre_len: int, pad: int):
+    """Summed log-probabilities of the token lists ``batch`` after the prefix whose KV ``cache``
+    and next-token log-probabilities ``first`` are given: one forward of the batch, padded."""
+    import copy
+
+    import torch
+
+    longest = max(len(c) for c in batch)
+    lp0 = first[torch.tensor([c[0] for c in batch])]
+    if longest == 1:
+        return lp0
+    n = len(batch)
+    inp = torch.full((n, longest - 1), pad, dtype=torch.long)
+    tgt = torch.zeros((n, longest - 1), dtype=torch.long)
+    keep = torch.zeros((n, longest - 1), dtype=torch.bool)
+    for r, c in enumerate(batch):
+        inp[r, :len(c) - 1] = torch.tensor(c[:-1], dtype=torch.long)
+        tgt[r, :len(c) - 1] = torch.tensor(c[1:], dtype=torch.long)
+        keep[r, :len(c) - 1] = True
+    att = torch.cat([torch.ones((n, pre_len), dtype=torch.long), keep.long()], dim=1)
+    c = copy.deepcopy(cache)
+    c.batch_repeat_interleave(n)
+    logits = model(input_ids=inp, attention_mask=att, cache=c, use_cache=True).logits
+    lp = torch.log_softmax(logits.float(), dim=-1).gather(2, tgt[:, :, None])[:, :, 0]
+    return lp0 + (lp * keep).sum(dim=1)
 
 
 def memorization(model, tokenizer, probes: Sequence[Mapping], extra_tokens: int = 2) -> list[dict]:
