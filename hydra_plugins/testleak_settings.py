@@ -4,7 +4,7 @@ DVC composes conf/ into params.yaml itself when `dvc exp run -S ...` runs (hydra
 .dvc/config); before composing it imports every module of the ``hydra_plugins`` namespace found
 under its ``hydra.plugins_path``, the repository root by default. Importing testleak.config
 registers ``${testleak_settings:}`` (used by conf/config.yaml's ``validated_by``), which
-validates the composed config against testleak/settings.py: a bad override then fails the
+validates the composed config against testleak/settings/: a bad override then fails the
 experiment before any stage runs. Under DVC the resolver's error is a DVC error (and an
 OmegaConf resolution error, so OmegaConf passes it on unwrapped): DVC prints it as its own
 ``ERROR: <the problem>`` line, not as an "unexpected error". No Hydra plugin class is defined.

@@ -19,6 +19,7 @@ import yaml
 from omegaconf import DictConfig, OmegaConf, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
+from . import registry
 from .errors import ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -344,9 +345,7 @@ def run_model(params, run: str) -> dict:
     return cfg
 
 
-#: the baselines' verification protocols (``baselines.protocol``, testleak/baselines/published.py)
-BASELINE_PROTOCOLS = ("published", "shared")
-BASELINE_METHODS = ("codexleaks", "codebreaker")
+BASELINE_PROTOCOLS, BASELINE_METHODS = registry.BASELINE_PROTOCOLS, registry.BASELINE_METHODS
 
 
 def run_protocol(params, run: str) -> str:

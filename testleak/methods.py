@@ -8,10 +8,8 @@ A *method* turns a run's inputs into ``response/1`` records that the unchanged p
 - ``codebreaker`` Codebreaker (Han et al. 2025, :mod:`testleak.baselines.codebreaker`)
 
 Stages and the canary calibration look methods up with :func:`get` (an unknown name fails
-listing the known ones). To add a method, write ``elicit_<name>(inputs: RunInputs) ->
-Iterable[dict]`` in its own module (it yields one response record per LLM response, each with
-``id``, ``method``, ``status`` in :data:`STATUSES`, ``prompt_text`` and ``tests_text``) and add one
-:func:`register` line at the bottom of this file.
+listing the known ones). The names are :data:`testleak.registry.METHODS` (what the schema accepts);
+this module binds one elicit function to each. To add a method: docs/ARCHITECTURE.md, "How to add".
 
 This module is also the one home of the counts of response statuses (:func:`summarize`; the
 statuses themselves are a record vocabulary, :data:`testleak.records.RESPONSE_STATUSES`).
@@ -22,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
+from . import registry
 from .baselines import run_codebreaker, run_codexleaks
 from .config import select
 from .equalcost import MATCH_OURS
@@ -65,10 +64,13 @@ _REGISTRY: dict[str, Method] = {}
 def register(name: str, elicit_fn: Callable[[RunInputs], Iterable[dict]], *,
              wants_questions: Callable[[ElicitSettings], bool] = lambda s: False,
              wants_library: Callable[[ElicitSettings], bool] = lambda s: False, doc: str = "") -> Method:
-    """Register method ``name`` (a second registration of the same name is a bug)."""
+    """Register method ``name``, a name of :data:`testleak.registry.METHODS` (whose line is its
+    ``doc`` unless given); an unknown name or a second registration of a name is a bug."""
+    if name not in registry.METHODS:
+        raise ValueError(f"method {name!r} is not in testleak/registry.py METHODS: add it there (the schema reads it)")
     if name in _REGISTRY:
         raise ValueError(f"method {name!r} is registered twice")
-    m = _REGISTRY[name] = Method(name, elicit_fn, wants_questions, wants_library, doc)
+    m = _REGISTRY[name] = Method(name, elicit_fn, wants_questions, wants_library, doc or registry.METHODS[name])
     return m
 
 
@@ -179,10 +181,10 @@ def _baseline(runner) -> Callable[[RunInputs], Iterator[dict]]:
 
 
 register("ours", elicit_ours, wants_questions=lambda s: s.scenario_questions,
-         wants_library=lambda s: s.library_hints,
-         doc="scenario questions -> code turn -> G(c) -> test turn with library hints (paper Sec. 4)")
-register("codexleaks", _baseline(run_codexleaks), doc="CodexLeaks templates, perplexity ranking (Niu et al. 2023)")
-register("codebreaker", _baseline(run_codebreaker), doc="Codebreaker seeds, MI selection, mutation (Han et al. 2025)")
+         wants_library=lambda s: s.library_hints)
+register("codexleaks", _baseline(run_codexleaks))
+register("codebreaker", _baseline(run_codebreaker))
+assert set(_REGISTRY) == set(registry.METHODS), "a name of testleak/registry.py METHODS has no register() line here"
 
 #: The registered method names, in registration order.
 METHODS = names()

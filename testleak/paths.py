@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .config import ROOT, project_root
+from .config import project_root
+from .resources_io import locate
 
 #: The per-run stages of the chain, in order, with the record kind each writes.
 RUN_STAGES = {"responses": "response", "candidates": "candidate", "judged": "verdict", "verified": "hit",
@@ -137,10 +138,7 @@ class Paths:
             name = "testleak/resources/prior_library.yaml"
         elif "/" not in name and not name.endswith((".yaml", ".yml", ".json")):
             return self.data / "library" / f"{name}.json"
-        p = self.root / name
-        if not p.exists() and name.startswith("testleak/resources/") and (ROOT / name).exists():
-            return ROOT / name
-        return p
+        return locate(name, self.root)
 
     def library_divisions(self, run: str) -> Path:
         return self.data / "library" / f"{run}.divisions.jsonl"

@@ -97,7 +97,7 @@ def mapping(cfg: Mapping[str, Any] | None = None) -> dict[str, str | None]:
     ents = cfg.get("entities")
     if ents is None and cfg.get("entities_file"):
         from .config import project_root
-        from .settings import read_presidio_entities
+        from .resources_io import read_presidio_entities
 
         ents = read_presidio_entities(str(cfg["entities_file"]), project_root())
     if not isinstance(ents, Mapping):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from testleak import methods
+from testleak import methods, registry
 from testleak.errors import ConfigError
 from testleak.config import CONF_DIR, ablation_config, compose_dict, run_spec
 from testleak.elicit import ElicitSettings
@@ -105,7 +105,7 @@ def _canary(cfg: dict, paths: Paths) -> None:
     from testleak.canary.pipeline import run_names
 
     FinetuneSettings.from_config(cfg["canary"].get("finetune"), seed=int(cfg["canary"]["seed"]))
-    assert cfg["canary"]["judge_mode"] in ("rules", "judge", "both")
+    assert cfg["canary"]["judge_mode"] in registry.JUDGE_MODES
     run_names({**cfg, "experiment": {**cfg["experiment"], "calibration_runs": {"ours": {"method": "ours"}}}})
 
 

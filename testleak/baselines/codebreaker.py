@@ -179,7 +179,7 @@ class EvolveSettings:
         pop_n, par_n, ch_n = int(cfg["population"]), int(cfg["parents"]), int(cfg["children"])
         if min(pop_n, par_n, ch_n) < 1:
             raise ConfigError("baselines.codebreaker population, parents and children must all be >= 1")
-        return cls(m, pop_n, par_n, ch_n, int(cfg["max_iterations"]), max(1, int(cfg["patience"])),
+        return cls(m, pop_n, par_n, ch_n, int(cfg["max_iterations"]), int(cfg["patience"]),
                    float(cfg.get("min_improvement", 0.0)), dict(cfg["operators"]), int(cfg.get("crossover_words", 1)),
                    bool(cfg.get("restart_on_stall", True)))
 

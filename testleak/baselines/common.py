@@ -22,8 +22,6 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from importlib import resources as _res
-from pathlib import Path
 from typing import Any, Mapping
 
 import yaml
@@ -31,6 +29,7 @@ import yaml
 from ..elicit.refusal import detect_refusal
 from ..errors import ConfigError
 from ..llm import ChatRequest
+from ..resources_io import resource
 
 
 # ---------------------------------------------------------------------------- config access
@@ -93,9 +92,7 @@ def target_attributes(params: Mapping, taxonomy) -> list[str]:
 
 def load_resource(name: str) -> dict:
     """Load a seed-data YAML from testleak/resources/ (or an absolute/relative path)."""
-    p = Path(name)
-    if not p.is_absolute() and not p.exists():
-        p = Path(str(_res.files("testleak") / "resources" / name))
+    p = resource(name)
     if not p.exists():
         raise ConfigError(f"baseline resource {name!r} not found (looked in testleak/resources/); "
                           "check baselines.<method>.resource")

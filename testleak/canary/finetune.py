@@ -28,7 +28,9 @@ DEFAULT_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj
 
 @dataclass
 class FinetuneSettings:
-    epochs: int = 8
+    """``canary.finetune`` plus the seed; the defaults are those of conf/canary/default.yaml (a test
+    checks it) and :meth:`from_config` checks the values with the schema's rules."""
+    epochs: int = 16
     batch_size: int = 4
     lr: float = 1e-3
     max_grad_norm: float = 1.0  # gradient clipping (0 = off): LoRA at lr >= 1e-3 diverged without it
@@ -52,10 +54,24 @@ class FinetuneSettings:
         if bad:
             raise ConfigError(f"unknown canary.finetune keys {bad}; known: {', '.join(sorted(known))}")
         s = cls(**{**cfg, "seed": int(cfg.get("seed", seed))})
-        if s.epochs < 1 or s.batch_size < 1 or s.max_tokens < 16:
-            raise ConfigError("canary.finetune: epochs and batch_size must be >= 1 and max_tokens >= 16")
         s.target_modules = tuple(s.target_modules)
+        _check(s)
         return s
+
+
+def _check(s: FinetuneSettings) -> None:
+    """The schema's rules for ``canary.finetune`` (testleak/settings/canary.py), one line."""
+    from pydantic import ValidationError
+
+    from ..settings import Finetune
+
+    try:
+        Finetune.model_validate({k: (list(v) if isinstance(v, tuple) else v) for k, v in s.__dict__.items()
+                                 if k in Finetune.model_fields})
+    except ValidationError as e:
+        err = e.errors(include_url=False)[0]
+        raise ConfigError(f"canary.finetune.{'.'.join(map(str, err['loc']))} = {err.get('input')!r}: "
+                          f"{err['msg']}") from None
 
 
 def build_examples(texts: Mapping[str, str], truth: Sequence[Mapping], context_lines: int, clean_windows: int,
@@ -199,8 +215,6 @@ def score_continuations(model, tokenizer, prefix: str, continuations: Sequence[s
     ``batch_tokens`` (continuation tokens x batch; the logits of a batch take
     batch_tokens x vocabulary x 4 bytes, ~0.3 GB at 512 for a 152k vocabulary).
     """
-    import copy
-
     import torch
 
     pre = tokenizer(prefix, add_special_tokens=False)["input_ids"]
@@ -223,30 +237,38 @@ def score_continuations(model, tokenizer, prefix: str, continuations: Sequence[s
             j = i + 1
             while j < len(order) and (j + 1 - i) * len(conts[order[j]]) <= batch_tokens:
                 j += 1
-            batch = [conts[k] for k in order[i:j]]
-            longest = max(len(c) for c in batch)
-            lp0 = first[torch.tensor([c[0] for c in batch])]
-            if longest == 1:
-                totals = lp0
-            else:
-                n = len(batch)
-                inp = torch.full((n, longest - 1), pad, dtype=torch.long)
-                tgt = torch.zeros((n, longest - 1), dtype=torch.long)
-                keep = torch.zeros((n, longest - 1), dtype=torch.bool)
-                for r, c in enumerate(batch):
-                    inp[r, :len(c) - 1] = torch.tensor(c[:-1], dtype=torch.long)
-                    tgt[r, :len(c) - 1] = torch.tensor(c[1:], dtype=torch.long)
-                    keep[r, :len(c) - 1] = True
-                att = torch.cat([torch.ones((n, len(pre)), dtype=torch.long), keep.long()], dim=1)
-                c = copy.deepcopy(cache)
-                c.batch_repeat_interleave(n)
-                logits = model(input_ids=inp, attention_mask=att, cache=c, use_cache=True).logits
-                lp = torch.log_softmax(logits.float(), dim=-1).gather(2, tgt[:, :, None])[:, :, 0]
-                totals = lp0 + (lp * keep).sum(dim=1)
+            totals = _score_batch(model, cache, first, [conts[k] for k in order[i:j]], len(pre), pad)
             for k, tot in zip(order[i:j], totals.tolist()):
                 out[k] = (float(tot), len(conts[k]))
             i = j
     return out  # type: ignore[return-value]
+
+
+def _score_batch(model, cache, first, batch: list[list[int]], pre_len: int, pad: int):
+    """Summed log-probabilities of the token lists ``batch`` after the prefix whose KV ``cache``
+    and next-token log-probabilities ``first`` are given: one forward of the batch, padded."""
+    import copy
+
+    import torch
+
+    longest = max(len(c) for c in batch)
+    lp0 = first[torch.tensor([c[0] for c in batch])]
+    if longest == 1:
+        return lp0
+    n = len(batch)
+    inp = torch.full((n, longest - 1), pad, dtype=torch.long)
+    tgt = torch.zeros((n, longest - 1), dtype=torch.long)
+    keep = torch.zeros((n, longest - 1), dtype=torch.bool)
+    for r, c in enumerate(batch):
+        inp[r, :len(c) - 1] = torch.tensor(c[:-1], dtype=torch.long)
+        tgt[r, :len(c) - 1] = torch.tensor(c[1:], dtype=torch.long)
+        keep[r, :len(c) - 1] = True
+    att = torch.cat([torch.ones((n, pre_len), dtype=torch.long), keep.long()], dim=1)
+    c = copy.deepcopy(cache)
+    c.batch_repeat_interleave(n)
+    logits = model(input_ids=inp, attention_mask=att, cache=c, use_cache=True).logits
+    lp = torch.log_softmax(logits.float(), dim=-1).gather(2, tgt[:, :, None])[:, :, 0]
+    return lp0 + (lp * keep).sum(dim=1)
 
 
 def memorization(model, tokenizer, probes: Sequence[Mapping], extra_tokens: int = 2) -> list[dict]:

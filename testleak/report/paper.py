@@ -8,8 +8,9 @@ from pathlib import Path
 import yaml
 
 from ..errors import DataError
+from ..resources_io import RESOURCES
 
-PAPER_RESULTS = Path(__file__).resolve().parent.parent / "resources" / "paper_results.yaml"
+PAPER_RESULTS = RESOURCES / "paper_results.yaml"
 
 
 def load_paper_results(path: str | Path | None = None) -> dict:

@@ -21,12 +21,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
+from .. import registry
 from ..errors import ConfigError, DataError
 from ..privacy import key_id, label_hash, mask_in_text, value_key
 from ..records import LABELS as _LABELS, rules_status
 
 LABELS = _LABELS     # the record vocabulary (testleak.records), checked by every reader
-POLICIES = ("both_yes", "yes_or_likely", "auto")
+POLICIES = registry.POLICIES   # the names (testleak/registry.py); confirm() applies each
 
 
 # ----------------------------------------------------------------------------- labels
@@ -157,8 +158,7 @@ def confirm(hits: Iterable[dict], verdicts: Iterable[dict], labels: Iterable[dic
     baseline verified as published), else the judged stage's. A pass-through verdict (its
     ``mode`` is ``published``: no rules, no judge) is no review: DataError.
     """
-    if policy not in POLICIES:
-        raise ConfigError(f"unknown review.policy {policy!r}; known: {', '.join(POLICIES)}")
+    registry.check(registry.POLICIES, policy, "review.policy")
     if policy != "auto" and not reviewers:
         raise ConfigError(f"review.policy {policy!r} needs review.reviewers (e.g. [r1, r2]); "
                           f"or use review=auto for unattended runs")

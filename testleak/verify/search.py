@@ -1,6 +1,7 @@
 """Corpus search behind one interface (paper Sec. 4.3, "GitHub search"), and the hit window.
 
-Backends, chosen by ``verifier.backend``: ``local`` (exact substring FTS5 trigram index over a
+Backends, chosen by ``verifier.backend`` (its names: :data:`testleak.registry.BACKENDS`; each
+opened by its entry of :data:`BACKENDS`): ``local`` (exact substring FTS5 trigram index over a
 local code corpus, :mod:`.index`), ``infinigram`` (suffix array over the same corpus,
 :mod:`.infinigram`) and ``github`` (REST code search, :mod:`.github`). All answer
 ``search(value) -> {k, repo_ids, repos, paths, outcome, query, engine, searched_at}`` with
@@ -19,34 +20,47 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable, Mapping
 
+from .. import registry
 from ..config import select
 from ..errors import DataError
 from ..privacy import mask
 from ..records import HIT_OUTCOMES
 
-BACKENDS = ("local", "infinigram", "github")
 OUTCOMES = HIT_OUTCOMES   # the record vocabulary (testleak.records), checked by every reader
 
 
-def open_backend(verifier_cfg: Mapping, paths):
-    """The search backend named by ``verifier.backend``."""
-    name = select(verifier_cfg, verifier_cfg.get("backend", "local"), BACKENDS, "verifier.backend")
+def _open_local(verifier_cfg: Mapping, paths):
+    from .index import LocalIndex
+
     local = verifier_cfg.get("local") or {}
-    if name == "local":
-        from .index import LocalIndex
+    return LocalIndex(paths.corpus_index(verifier_cfg), max_hits_listed=int(local.get("max_hits_listed") or 100))
 
-        return LocalIndex(paths.corpus_index(verifier_cfg), max_hits_listed=int(local.get("max_hits_listed") or 100))
-    if name == "infinigram":
-        from .infinigram import InfiniGramIndex
 
-        ig = verifier_cfg.get("infinigram") or {}
-        return InfiniGramIndex(paths.corpus_index(verifier_cfg), max_hits_listed=int(local.get("max_hits_listed") or 100),
-                               max_docs_counted=int(ig.get("max_docs_counted") or 100_000))
+def _open_infinigram(verifier_cfg: Mapping, paths):
+    from .infinigram import InfiniGramIndex
+
+    local, ig = verifier_cfg.get("local") or {}, verifier_cfg.get("infinigram") or {}
+    return InfiniGramIndex(paths.corpus_index(verifier_cfg), max_hits_listed=int(local.get("max_hits_listed") or 100),
+                           max_docs_counted=int(ig.get("max_docs_counted") or 100_000))
+
+
+def _open_github(verifier_cfg: Mapping, paths):
     from .github import GitHubSearch
 
     gh = dict(verifier_cfg.get("github") or {})
     gh.setdefault("min_query_chars", verifier_cfg.get("min_query_chars", 3))
     return GitHubSearch(gh, paths.search_cache, log_path=paths.logs / "search_calls.jsonl")
+
+
+#: The opener of each backend of :data:`testleak.registry.BACKENDS`: ``open(verifier_cfg, paths)``.
+BACKENDS = {"local": _open_local, "infinigram": _open_infinigram, "github": _open_github}
+assert set(BACKENDS) == set(registry.BACKENDS), "testleak/registry.py BACKENDS and verify.search.BACKENDS differ"
+
+
+def open_backend(verifier_cfg: Mapping, paths):
+    """The search backend named by ``verifier.backend`` (a name of :data:`testleak.registry.BACKENDS`)."""
+    name = select(verifier_cfg, verifier_cfg.get("backend", "local"), list(registry.BACKENDS), "verifier.backend")
+    return BACKENDS[name](verifier_cfg, paths)
 
 
 def build_corpus_index(verifier_cfg: Mapping, paths) -> dict:

@@ -1,0 +1,36 @@
+"""The typed schema of the composed configuration (params.yaml): one model per config group.
+
+Every group of conf/ has a pydantic model here (one submodule per group) with its types, ranges
+and cross-field rules; unknown keys are rejected at every level (a misspelt key, also one added
+with Hydra's ``+``). Names a config chooses (methods, verifier backends, review policies, judge
+modes) are checked against their registries (testleak/registry.py). :func:`validate` checks a
+composed config and raises :class:`~testleak.errors.ConfigError` whose message has one line per
+problem (:mod:`.messages`), each naming the key, the value, what was expected and where the
+value came from (the conf/ file or the command-line override, or params.yaml).
+
+``testleak params`` and :func:`testleak.config.compose` validate after composing;
+:func:`testleak.config.load_params` validates again when a stage reads params.yaml.
+
+Models are strict: ``3.7``, ``"ten"`` or ``true`` are not integers; integers are accepted
+where a number is expected. Free-form mappings (``sampling.extra_body``, ``taxonomy``
+lexicons) are typed as such.
+"""
+
+from __future__ import annotations
+
+from ..resources_io import load_taxonomy_file, load_yaml_data, read_presidio_entities
+from .baselines import (Baselines, BlindMI, CodeBreaker, CodexLeaks, CodexLeaksFilter, Completion, EntropyCfg,
+                        Operators)
+from .canary import Canary, CanaryExposure, FileBytes, Finetune
+from .experiment import AblationFlags, Experiment, Hints, LibraryFrom, Run, RunBudget, RunPlan
+from .library import CausalScorer, Clustering, Division, Eps, Figures, Library, read_scorer_models
+from .messages import _known_keys, problems, validate
+from .models import LLM, Gguf, Limits, Price, Sampling, Server
+from .root import PURPOSES, Answers, Budget, Presidio, Settings
+from .taxonomy import Attribute, Scenario, Taxonomy, TaxonomyData, read_taxonomy
+from .verifier import (CorpusExclusion, GitHubSearch, InfiniGramSettings, JudgeSettings, LocalSearch, Review,
+                       Verifier, Window)
+
+SCHEMA_VERSION = 1
+
+__all__ = ["PURPOSES", "SCHEMA_VERSION", "Answers", "Settings", "problems", "validate"]
