@@ -239,12 +239,31 @@ def wilson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def part_of(labels: list[dict], meta: dict, part: str) -> list[dict]:
-    """The labels of one part (``dev``, ``heldout`` or ``all``) of a label set."""
+def part_of(labels: list[dict], held: set, part: str) -> list[dict]:
+    """The labels of one part (``dev``, ``heldout`` or ``all``) of a label set whose held-out
+    response ids are ``held``."""
     if part == "all":
         return labels
-    held = set((meta.get("split") or {}).get("heldout") or ())
     return [r for r in labels if (r["response_id"] in held) == (part == "heldout")]
+
+
+def split_group(rec: dict) -> tuple:
+    """What must sit on one side of the split in every label set: the question a response of
+    ours answers (another seed asks the same question again), else the prompt a baseline
+    completed."""
+    if rec.get("question_id"):
+        return rec.get("method"), "q", rec["question_id"]
+    return rec.get("method"), "p", hashlib.sha256((rec.get("prompt_text") or "").encode("utf-8")).hexdigest()
+
+
+def heldout_ids(sets: list[tuple[dict, list[dict]]]) -> list[set]:
+    """The held-out response ids of each ``(sidecar, responses)`` scored together: those its
+    own split holds out, less any whose :func:`split_group` is on the development side of any
+    set (a question answered in a development response is development everywhere)."""
+    own = [set((meta.get("split") or {}).get("heldout") or ()) for meta, _ in sets]
+    dev = {split_group(r) for held, (_, recs) in zip(own, sets) for r in recs if r.get("id") not in held}
+    return [{r["id"] for r in recs if r.get("id") in held and split_group(r) not in dev}
+            for held, (_, recs) in zip(own, sets)]
 
 
 def merge(results: list[dict]) -> dict:
@@ -299,20 +318,24 @@ def table(res: dict, fmt=pct) -> str:
     return "\n".join(lines)
 
 
-def score_set(labels_path: Path, responses_path: Path, part: str, params: dict) -> tuple[str, dict, int, int] | str:
-    """``(method, result, responses, labels)`` of one label set's part, or why it cannot be scored."""
+def check_set(labels_path: Path, responses_path: Path, part: str) -> str | None:
+    """Why a label set cannot be scored for ``part``, or None."""
     why = check_labels(labels_path, responses_path)
     if why:
         return why
     meta = json.loads(meta_path(labels_path).read_text(encoding="utf-8"))
     if part == "heldout" and not meta.get("split"):
         return f"{labels_path} was made before the split (no split in {meta_path(labels_path).name}): it is all development"
+    return None
+
+
+def score_set(labels_path: Path, responses: list[dict], held: set, part: str, params: dict) -> tuple[str, dict, int, int]:
+    """``(method, result, responses, labels)`` of one label set's part (held-out ids ``held``)."""
     from testleak import pipeline
 
-    labels = part_of(read_jsonl(labels_path), meta, part)
-    responses = read_jsonl(responses_path)
+    meta = json.loads(meta_path(labels_path).read_text(encoding="utf-8"))
+    labels = part_of(read_jsonl(labels_path), held, part)
     if part != "all":
-        held = set(meta["split"]["heldout"]) if meta.get("split") else set()
         responses = [r for r in responses if (r.get("id") in held) == (part == "heldout")]
     run = extractor_run(params, meta.get("run") or RUN)
     cands = with_hmacs(pipeline.candidates(params, run, responses)[0], responses, params)
@@ -393,11 +416,14 @@ def main(argv=None) -> int:
     by_method: dict[str, list[dict]] = {}
     n_resp = n_lab = 0
     for lp, rp in zip(labels, responses):
-        got = score_set(lp, rp, a.part, params)
-        if isinstance(got, str):
-            print(got, file=sys.stderr)
+        why = check_set(lp, rp, a.part)
+        if why:
+            print(why, file=sys.stderr)
             return 2
-        method, res, nr, nl = got
+    recs = [read_jsonl(rp) for rp in responses]
+    helds = heldout_ids([(json.loads(meta_path(lp).read_text(encoding="utf-8")), rs) for lp, rs in zip(labels, recs)])
+    for lp, rs, held in zip(labels, recs, helds):
+        method, res, nr, nl = score_set(lp, rs, held, a.part, params)
         by_method.setdefault(method, []).append(res)
         n_resp += nr
         n_lab += nl

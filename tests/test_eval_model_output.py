@@ -87,10 +87,28 @@ def test_split_is_seeded_by_response_and_recorded_before_scoring(tmp_path):
     split = json.loads(m.meta_path(out).read_text())["split"]
     assert split["seed"] == 3 and split["heldout"] == m.split_responses(["r_1", "r_2"], 3, 0.5)
     labels = m.read_jsonl(out)
-    meta = json.loads(m.meta_path(out).read_text())
-    dev, heldout = m.part_of(labels, meta, "dev"), m.part_of(labels, meta, "heldout")
+    held = set(split["heldout"])
+    dev, heldout = m.part_of(labels, held, "dev"), m.part_of(labels, held, "heldout")
     assert len(dev) + len(heldout) == len(labels)
     assert not {r["response_id"] for r in dev} & {r["response_id"] for r in heldout}
+
+
+def test_a_question_on_the_development_side_of_one_set_is_development_in_every_set():
+    """Two seeds of ours ask the same questions: a question answered in one seed's development
+    part cannot be held out in the other's; baselines' prompts group by their text."""
+    m = _module()
+
+    def rec(rid, q=None, prompt="p"):
+        return {"id": rid, "method": "ours" if q else "codexleaks", "question_id": q, "prompt_text": prompt}
+
+    seed1 = ({"split": {"heldout": ["a", "b"]}}, [rec("a", "q1"), rec("b", "q2"), rec("c", "q3")])
+    seed2 = ({"split": {"heldout": ["a", "c"]}}, [rec("a", "q1"), rec("b", "q2"), rec("c", "q3")])
+    base = ({"split": {"heldout": ["x"]}}, [rec("x", prompt="one"), rec("y", prompt="two")])
+    base2 = ({"split": {"heldout": []}}, [rec("x", prompt="three"), rec("y", prompt="one")])
+    assert m.heldout_ids([seed1, seed2]) == [{"a"}, {"a"}]  # q2 is dev in seed2, q3 dev in seed1
+    assert m.heldout_ids([seed1]) == [{"a", "b"}]
+    assert m.heldout_ids([base, base2]) == [set(), set()]  # prompt "one" is completed on the dev side of base2
+    assert m.heldout_ids([base]) == [{"x"}]
 
 
 def test_a_label_file_without_split_has_no_heldout_part(tmp_path, capsys):

@@ -116,6 +116,8 @@ INVALID_BUT_KEYED = [
     ("java", 'String expiryDate = "2027-05-31";', "2027-05-31", "credit_card"),
     ("python", 'swift = "Chase Bank"', "Chase Bank", "bank_statement"),
     ("python", 'password = "abc"', "abc", "password"),
+    # the key outweighs another attribute's weak shape (a phone-like run of digits under iban)
+    ("python", 'member = {"iban": "0210 7768 4530"}', "0210 7768 4530", "bank_statement"),
 ]
 
 
@@ -156,11 +158,18 @@ SQL_COLUMNS = [
                'cur.executemany(sql, [("jdoe77", "Tr0ub4dor&3"), ("amy_k", "s3cr3tPass")])',
      [("jdoe77", "username", "username"), ("Tr0ub4dor&3", "password", "password"),
       ("amy_k", "username", "username"), ("s3cr3tPass", "password", "password")]),
+    # an insert written as code, not in a string: a .sql answer, a bare statement, two statements
+    ("sql", "INSERT INTO users (name, city, dob) VALUES ('Ann Lee', 'Leeds', '1985-05-23');",
+     [("Ann Lee", "name", "name"), ("Leeds", "address", "city"), ("1985-05-23", "date_of_birth", "dob")]),
+    (None, "INSERT INTO contacts (telephone, note) VALUES ('+44 20 7946 0958', 'a;b');\n"
+           "INSERT INTO users (username) VALUES ('jdoe77'), ('amy_k')",
+     [("+44 20 7946 0958", "phone", "telephone"), ("jdoe77", "username", "username"),
+      ("amy_k", "username", "username")]),
 ]
 
 
 @pytest.mark.parametrize("lang,code,expected", SQL_COLUMNS, ids=["one-row", "rows", "java-plus", "py-plus",
-                                                                 "params", "executemany"])
+                                                                 "params", "executemany", "sql-code", "bare-statements"])
 def test_sql_insert_values_bind_to_columns(tax, lang, code, expected):
     assert [(c["value"], c["attribute"], c["evidence"]["key"]) for c in extract(code, tax, language=lang)] == expected
 

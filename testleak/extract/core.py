@@ -35,7 +35,7 @@ from ..formats import CodeBlock, split_code_blocks
 from .detect import Detector
 from .lexer import collect_c_signatures, comment_keys, cut_literal, lex
 from .literals import Literal, Parsed
-from .multivalue import split_values
+from .multivalue import split_values, sql_statements
 from .pyparse import collect_signatures, doctest_literals, parse_python, parse_tree
 
 _PROSE_MARK = re.compile(
@@ -266,7 +266,7 @@ def _candidates(text: str, per_block, det: Detector, excl: str, index_of, info: 
     out: list[dict] = []
     for b, lang, parsed in per_block:
         lits: list[Literal] = []
-        for lit in join_sql_pieces(b.code, parsed.literals):
+        for lit in join_sql_pieces(b.code, sql_statements(b.code, parsed.literals)):
             try:
                 lits += split_values(lit) or [lit]
             except Exception as e:  # noqa: BLE001 - never raise on model output

@@ -350,15 +350,15 @@ class Detector:
             return a, name if valid is None or valid(s) else "lexicon", ok
         if fmt:
             return fmt + (ok,)
-        weak = self._weak_shape(s, keyed)
-        if weak:
-            return weak + (ok,)
-        if a is not None:
-            shape = SHAPES.get(a, "its attribute's shape")
-            if a == "credit_card" and _card_part(key) != "number":
-                shape = "a CVV (3-4 digits)" if _card_part(key) == "cvv" else "an expiry (MM/YY)"
-            return a, "lexicon", {"ok": False, "reason": f"keyed {a} value without {shape}"}
-        return None
+        # a key that names an attribute outweighs another attribute's weak shape: the value
+        # under "iban" that looks like a phone number is an off-shape bank value for the rules
+        if a is None:
+            weak = self._weak_shape(s, keyed)
+            return weak + (ok,) if weak else None
+        shape = SHAPES.get(a, "its attribute's shape")
+        if a == "credit_card" and _card_part(key) != "number":
+            shape = "a CVV (3-4 digits)" if _card_part(key) == "cvv" else "an expiry (MM/YY)"
+        return a, "lexicon", {"ok": False, "reason": f"keyed {a} value without {shape}"}
 
     def _weak_shape(self, s: str, keyed: bool) -> tuple[str, str] | None:
         """4. weak shapes (module docstring)."""

@@ -92,6 +92,41 @@ def _sql_values(lit: Literal, m: re.Match) -> list[Literal]:
     return out
 
 
+def _statement_end(code: str, pos: int) -> int:
+    """Where the SQL statement whose values start at ``pos`` ends: its ``;`` outside quotes,
+    a blank line, or the end of ``code`` (an answer cut off inside it)."""
+    quote = False
+    while pos < len(code):
+        ch = code[pos]
+        if ch == "'":
+            quote = not quote
+        elif not quote and (ch == ";" or code.startswith("\n\n", pos)):
+            return pos
+        pos += 1
+    return pos
+
+
+def sql_statements(code: str, lits: list[Literal]) -> list[Literal]:
+    """An ``INSERT INTO t (cols) VALUES (...)`` written as code (an SQL file, a ```sql block,
+    a bare statement, a comment) rather than inside a string becomes one literal, which
+    :func:`split_values` binds column by column; the quoted values the lexer found inside it
+    are dropped (they would come back without their column)."""
+    if "values" not in code.lower():
+        return lits
+    spans = [(l.start, l.end) for l in lits]
+    out, inside = [], []
+    for m in _SQL_INSERT.finditer(code):
+        if any(s <= m.start() < e for s, e in spans) or any(s <= m.start() < e for s, e in inside):
+            continue  # in a string literal (split_values reads it there) or a statement already taken
+        end = _statement_end(code, m.end())
+        inside.append((m.start(), end))
+        out.append(Literal(code[m.start():end], None, m.start(), end))
+    if not out:
+        return lits
+    kept = [l for l in lits if not any(s <= l.start and l.end <= e for s, e in inside)]
+    return sorted(kept + out, key=lambda l: (l.start, l.end))
+
+
 _PLACEHOLDER = re.compile(r"\s*(?:\?|%s|%\((?P<pn>\w+)\)s|:(?P<cn>\w+)|\$\d+|@(?P<an>\w+))\s*(?P<sep>[,)])")
 
 
