@@ -20,8 +20,11 @@ label and wrong candidate, masked.
 
 Making a label set from raw hand labels (under ``data/``, never in git; lines
 ``{"response_id", "value", "attribute", "placeholder"}``) decides the split at the same time,
-before any scoring: the response ids, sorted and shuffled with ``random.Random(--seed)``, the
-first ``--heldout-fraction`` held out (by response: one answer's values sit on one side)::
+before any scoring: a response is held out when its question (ours) or prompt (a baseline)
+hashes with ``--seed`` below ``--heldout-fraction`` (:func:`split_responses`), so a question
+sits on one side in every set made with the same seed. When sets are scored together, a
+question or prompt on the development side of any of them is development in all
+(:func:`heldout_ids`; label sets made before this rule split by response)::
 
     .venv/bin/python benchmarks/eval_model_output.py --make-labels RAW --responses R --labels OUT \
         --run RUN --seed S --reproduce "COMMAND THAT REGENERATES R"
@@ -34,7 +37,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import random
 import subprocess
 import sys
 from collections import Counter
@@ -95,12 +97,16 @@ def load_params() -> dict:
 
 
 # --- making the label file ---------------------------------------------------------------
-def split_responses(ids, seed: int, heldout_fraction: float) -> list[str]:
-    """The held-out response ids: ``ids`` sorted, shuffled with ``random.Random(seed)``, the
-    first ``round(fraction * n)`` of them."""
-    order = sorted(set(ids))
-    random.Random(seed).shuffle(order)
-    return sorted(order[:round(heldout_fraction * len(order))])
+def split_responses(records: list[dict], seed: int, heldout_fraction: float) -> list[str]:
+    """The held-out response ids: those whose :func:`split_group` (the question of ours, the
+    prompt of a baseline) hashes with ``seed`` below ``heldout_fraction``. A group sits on one
+    side in every label set made with the same seed (another seed of ours asks the same
+    questions; a baseline's samples of one prompt go together), whatever the file's order."""
+    def side(rec: dict) -> float:
+        digest = hashlib.sha256(json.dumps([seed, *split_group(rec)]).encode("utf-8")).hexdigest()
+        return int(digest[:15], 16) / 16 ** 15
+
+    return sorted(r["id"] for r in records if side(r) < heldout_fraction)
 
 
 def make_labels(raw_path: Path, responses_path: Path, out: Path, run: str = RUN, seed: int = 0,
@@ -141,9 +147,9 @@ def make_labels(raw_path: Path, responses_path: Path, out: Path, run: str = RUN,
         "labels": out.name,
         "run": run,
         "method": methods[0] if len(methods) == 1 else run,
-        "split": {"seed": seed, "heldout_fraction": heldout_fraction, "by": "response",
+        "split": {"seed": seed, "heldout_fraction": heldout_fraction, "by": "question or prompt",
                   "decided": "at labelling, before any scoring",
-                  "heldout": split_responses(responses, seed, heldout_fraction)},
+                  "heldout": split_responses(list(responses.values()), seed, heldout_fraction)},
         "responses": {"path": _repo_path(responses_path), **file_digests(responses_path),
                       "records": len(responses), "ok": len(ok),
                       "git_commit": commit,

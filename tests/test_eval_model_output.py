@@ -75,17 +75,20 @@ def test_scores_and_refuses_other_answers(tmp_path, capsys):
     assert "labels do not match" in err and err.count("\n") == 1
 
 
-def test_split_is_seeded_by_response_and_recorded_before_scoring(tmp_path):
+def test_split_is_seeded_by_question_and_recorded_before_scoring(tmp_path):
     m = _module()
-    ids = [f"r_{i}" for i in range(40)]
-    held = m.split_responses(ids, 7, 0.5)
-    assert held == m.split_responses(list(reversed(ids)), 7, 0.5)  # order of the file does not matter
-    assert len(held) == 20 and held != m.split_responses(ids, 8, 0.5)
+    recs = [{"id": f"r_{i}", "method": "ours", "question_id": f"q_{i % 20}"} for i in range(40)]
+    held = m.split_responses(recs, 7, 0.5)
+    assert held == m.split_responses(list(reversed(recs)), 7, 0.5)  # order of the file does not matter
+    assert 10 <= len(held) <= 30 and held != m.split_responses(recs, 8, 0.5)
+    # two answers to one question (two seeds, or two samples of one prompt) are on one side
+    assert all((f"r_{i}" in held) == (f"r_{i + 20}" in held) for i in range(20))
+    assert m.split_responses(recs, 7, 0.0) == [] and len(m.split_responses(recs, 7, 1.0)) == 40
     resp, raw = _files(tmp_path)
     out = tmp_path / "l.jsonl"
     assert m.main(["--responses", str(resp), "--labels", str(out), "--make-labels", str(raw), "--seed", "3"]) == 0
     split = json.loads(m.meta_path(out).read_text())["split"]
-    assert split["seed"] == 3 and split["heldout"] == m.split_responses(["r_1", "r_2"], 3, 0.5)
+    assert split["seed"] == 3 and split["heldout"] == m.split_responses(m.read_jsonl(resp), 3, 0.5)
     labels = m.read_jsonl(out)
     held = set(split["heldout"])
     dev, heldout = m.part_of(labels, held, "dev"), m.part_of(labels, held, "heldout")
