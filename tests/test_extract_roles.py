@@ -236,3 +236,37 @@ def test_no_cut_literal_without_a_cut(tax, code):
 ])
 def test_modifiers_leave_a_bare_head_ambiguous(tax, code, expected):
     assert got(tax, code) == expected
+
+
+# a string that holds code: its keyword arguments are the values, each under its own name
+CODE_IN_STRINGS = [
+    ("csharp", 'Debug.Assert(S.Gen("client.login(username=\'ann_lee77\', password=\'Falke!Nord72\')", "x") == "y");',
+     [("ann_lee77", "username", "username"), ("Falke!Nord72", "password", "password")]),
+    ("python", 'q = "user = User(email=\\"ann@corp.io\\", full_name=\'Ann Lee\')"',
+     [("ann@corp.io", "email", "email"), ("Ann Lee", "name", "full_name")]),
+    ("python", 'msg = "Hello, world"', []),
+]
+
+
+@pytest.mark.parametrize("lang,code,expected", CODE_IN_STRINGS, ids=["call-in-string", "assignment-in-string", "prose-string"])
+def test_code_inside_a_string_binds_its_arguments(tax, lang, code, expected):
+    assert [(c["value"], c["attribute"], c["evidence"]["key"]) for c in extract(code, tax, language=lang)] == expected
+
+
+# tests written as prose: field lines between fences and in plain-text output blocks
+PROSE_FIELDS = [
+    ("#### Parameters:\n- `username`: \"ann_lee77\"\n- **Email:** ann.lee@corp.io\n\n```python\nassert f()\n```\n",
+     [("ann_lee77", "username"), ("ann.lee@corp.io", "email")]),
+    ("**Expected Output**:\n```\nGenerated Password: Tr0ub4dor&7\n```\n", [("Tr0ub4dor&7", "password")]),
+    ("Note: the test covers it.\n```python\nassert f()\n```\nStatus: done\n", []),
+    ("- `password`: \"cut off\n```python\nassert f()\n```\n", []),
+]
+
+
+@pytest.mark.parametrize("text,expected", PROSE_FIELDS, ids=["parameter-list", "output-block", "no-field", "open-quote"])
+def test_field_lines_of_prose_and_plain_output(tax, text, expected):
+    cands = extract(text, tax)
+    assert [(c["value"], c["attribute"]) for c in cands] == expected
+    for c in cands:  # the span points at the value in the text
+        s, e = c["evidence"]["span"]
+        assert text[s:e] == c["value"]

@@ -202,7 +202,47 @@ def _parse_blocks(blocks: list[CodeBlock], attr_for, info: ExtractInfo,
         if lang in (None, "python") and ">>>" in b.code:
             parsed = _with_doctests(b.code, parsed, sigs, attr_for, info)
         per_block.append((b, lang, parsed))
-    return sorted(per_block + _prose_doctests(text, blocks, sigs, attr_for, info), key=lambda t: t[0].start)
+    extra = _prose_doctests(text, blocks, sigs, attr_for, info) + _field_lines(text, blocks, attr_for)
+    return sorted(per_block + extra, key=lambda t: t[0].start)
+
+
+# "- `username`: "ann_l"", "**Email:** ann@corp.io", "Generated Password: Tr0ub4dor&3": a
+# field and its value on one line of prose or of a plain-text block (tests written as prose,
+# expected output)
+_FIELD_LINE = re.compile(r"^[ \t]*(?:[-*+][ \t]+|\d+[.)][ \t]+)?(?:\*\*|__|`)?(?P<k>[^\W\d][\w .-]{0,40}?)(?:\*\*|__|`)?"
+                         r"[ \t]*:[ \t]*(?:\*\*|__)?[ \t]*(?P<v>[^\n]{1,120}?)[ \t]*$", re.M)
+_TEXT_LANGS = {None, "", "text", "txt", "plaintext", "output", "console", "markdown", "md"}
+_QUOTES = {'"': '"', "'": "'", "`": "`"}
+
+
+def _field_lines(text: str, blocks: list[CodeBlock], attr_for) -> list:
+    """Values of field lines (:data:`_FIELD_LINE`) whose field names an attribute, in the
+    prose between fenced blocks and in fenced blocks of plain text."""
+    segs: list[CodeBlock] = []
+    if any(b.fenced for b in blocks):
+        pos = 0
+        for b in [b for b in blocks if b.fenced] + [CodeBlock("", None, start=len(text), end=len(text))]:
+            if b.start > pos:
+                segs.append(CodeBlock(text[pos:b.start], None, start=pos, end=b.start, kind="prose"))
+            pos = max(pos, b.end)
+    segs += [b for b in blocks if b.fenced and (b.language or "").lower() in _TEXT_LANGS]
+    out = []
+    for seg in segs:
+        lits = []
+        for m in _FIELD_LINE.finditer(seg.code):
+            if attr_for(m.group("k").strip()) is None:
+                continue
+            v, s = m.group("v"), m.start("v")
+            close = _QUOTES.get(v[0])
+            if close and len(v) > 1 and v.endswith(close):
+                v, s = v[1:-1], s + 1
+            elif close:
+                continue  # a quote left open: not one value
+            if v.strip():
+                lits.append(Literal(v, m.group("k").strip(), s, s + len(v)))
+        if lits:
+            out.append((seg, None, Parsed(lits, [], "fields")))
+    return out
 
 
 def _with_doctests(code: str, parsed: Parsed, sigs, attr_for, info: ExtractInfo) -> Parsed:

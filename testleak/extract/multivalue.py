@@ -190,12 +190,37 @@ def _line_values(lit: Literal, lines: list[str]) -> list[Literal]:
     return out
 
 
+# a string that holds code: a call or assignment whose arguments are quoted literals
+# ("client.login(username='ann', password='x')", "user = User(email=\"a@b.io\")")
+_CODE_HEAD = re.compile(r"^\s*(?:[A-Za-z_][\w.]*\s*(?:\(|=(?!=))|[A-Za-z_][\w.]*\s*=\s*[A-Za-z_][\w.]*\s*\()")
+_KW_ARG = re.compile(r"""(?<![\w.])(?P<k>[A-Za-z_]\w*)\s*[=:]\s*(?P<q>['"])(?P<v>(?:(?!(?P=q))[^\\\n])*)(?P=q)""")
+
+
+def _code_values(lit: Literal) -> list[Literal] | None:
+    """The keyword arguments and assignments of a string that holds code, each bound to its
+    own name (the string as a whole is no value)."""
+    raw = lit.value
+    if not _CODE_HEAD.match(raw):
+        return None
+    out: list[Literal] = []
+    cursor = 0
+    for m in _KW_ARG.finditer(raw):
+        s, e, cursor = _at(lit, raw, cursor, m.group("v"))
+        if lit.end - lit.start == len(raw):
+            s, e = lit.start + m.start("v"), lit.start + m.end("v")
+        out.append(Literal(m.group("v"), m.group("k"), s, e))
+    return out or None
+
+
 def split_values(lit: Literal) -> list[Literal] | None:
     """The values a literal holds when it holds many (module docstring), else None."""
     raw = lit.value
     s = raw.strip()
     if len(s) < 5:
         return None
+    code = _code_values(lit)
+    if code:
+        return code
     if s[0] in "{[" and s[-1] in "}]":
         try:
             doc = json.loads(s)
