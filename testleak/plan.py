@@ -49,7 +49,8 @@ from .elicit.questions import generic_questions, question_prompt
 from .elicit.responses import ElicitSettings
 from .library import load_library
 from .llm.budget import cost_usd, estimate_prompt_tokens
-from .llm.gateway import Completion, Gateway
+from .llm.gateway import Gateway
+from .llm.records import Completion
 from .paths import Paths
 from .taxonomy import Taxonomy
 from .verify.judge import build_prompt, judge_mode, load_fragments, pick_examples

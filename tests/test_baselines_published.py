@@ -10,9 +10,9 @@ import string
 import pytest
 
 from testleak import pipeline
-from testleak.baselines.published import (MMD_FLOOR, band_split, blind_mi_generated, blind_mi_split,
-                                          codebreaker_candidates, codexleaks_filter, filter_scorer, membership_scores,
-                                          mmd, perturb, run_protocol, zlib_entropy)
+from testleak.baselines.blindmi import MMD_FLOOR, band_split, blind_mi_generated, blind_mi_split, mmd, perturb
+from testleak.baselines.published import (codebreaker_candidates, codexleaks_filter, filter_scorer, membership_scores,
+                                          run_protocol, zlib_entropy)
 from testleak.config import compose
 from testleak.errors import ConfigError
 

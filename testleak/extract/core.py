@@ -33,7 +33,8 @@ from ..privacy import value_hash
 from ..taxonomy import Taxonomy
 from ..formats import CodeBlock, split_code_blocks
 from .detect import Detector
-from .lexer import collect_c_signatures, comment_keys, cut_literal, lex
+from .lexer import comment_keys, cut_literal, lex
+from .lexkeys import collect_c_signatures
 from .literals import Literal, Parsed
 from .multivalue import split_values, sql_statements
 from .pyparse import collect_signatures, doctest_literals, parse_python, parse_tree

@@ -33,7 +33,9 @@ API-key environment variable and default sampling. The gateway gives:
   stage, run and purpose each call is for; never prompt text).
 
 Rate limiting, retries, deadline, cache, call log and URL masking are the shared HTTP
-policy of :mod:`testleak.net`. Endpoints in messages have their credentials masked.
+policy of :mod:`testleak.net`. Endpoints in messages have their credentials masked. The request
+and answer records are in :mod:`.records`; sending one request and the circuit breaker in
+:mod:`.transport`.
 
 Failures that are not configuration errors come back as ``Completion(status="error")``,
 never as exceptions, so that a stage records and counts them.
@@ -44,66 +46,24 @@ from __future__ import annotations
 import copy
 import os
 import threading
-import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
-from ..errors import AuthError, ConfigError, LLMError
+from ..errors import AuthError, ConfigError
 from .answers import AnswerPolicy, resample_helps, resample_params
-from .budget import Meter, estimate_prompt_tokens
-from ..net import (CallLog, GiveUp, JsonCache, RateLimiter, Retryable, RetryPolicy, canonical_key, canonical_url,
-                   check_url, mask_url, mask_urls_in_text, remote_excerpt, retry_after, transport_error)
+from .budget import Meter
+from .records import ChatRequest, Completion, cache_key
+from .transport import CircuitBreaker, parse_response, send_chat
+from ..net import CallLog, JsonCache, RateLimiter, RetryPolicy, canonical_url, check_url, mask_url
 
 PROVIDERS = ("local", "openai")
 SEED_STRIDE = 1_000_000     # sample indices per elicitation seed (no method draws that many samples of one request)
 LOCAL_API_KEY = "sk-local-no-key"
 MAX_CONSECUTIVE_FAILURES = 8   # limits.max_consecutive_failures when a model config leaves it out
 NOT_SENT = ("budget", "circuit_open")   # error kinds of requests the gateway did not send
-
-
-@dataclass
-class ChatRequest:
-    messages: list
-    sample: int = 0
-    params: dict = field(default_factory=dict)
-    purpose: str | None = None  # what the call is for (call log, answer policy; not part of the cache key)
-    # the purpose's reader: why a text is not an answer (None: it is one); not part of the cache key
-    accept: Callable[[str], str | None] | None = None
-
-
-@dataclass
-class Completion:
-    text: str = ""
-    status: str = "ok"  # ok | error
-    error: str | None = None
-    # http_429 | http_5xx | timeout | connection | connection_refused | deadline | malformed | bad_request, or
-    # an answer that is not one (.answers: encoding | empty | oversized | truncated | invalid), or not sent
-    # (budget | circuit_open)
-    error_kind: str | None = None
-    finish_reason: str | None = None
-    usage: dict = field(default_factory=lambda: {"prompt_tokens": 0, "completion_tokens": 0})
-    latency_s: float = 0.0
-    cached: bool = False
-    model: str = ""
-    logprobs: list | None = None
-    attempts: int = 0
-    # prompt tokens the server took from its prompt cache (KV of an earlier request's prefix), as
-    # it reports them (usage.prompt_tokens_details.cached_tokens); None: not reported
-    prompt_cached_tokens: int | None = None
-
-    def to_record(self) -> dict:
-        """The answer as artifacts keep it: no call state (latency, attempts, whether it came from
-        the cache, the server's prompt cache), which the call log holds, so that a stage rerun,
-        resumed or served from the cache writes the same bytes."""
-        d = asdict(self)
-        if d["logprobs"] is None:
-            d.pop("logprobs")
-        for k in ("prompt_cached_tokens", "latency_s", "attempts", "cached"):
-            d.pop(k)
-        return d
 
 
 def _to_dict(cfg) -> dict:
@@ -117,11 +77,6 @@ def _to_dict(cfg) -> dict:
         return OmegaConf.to_container(cfg, resolve=True)
     except Exception:
         return dict(cfg)
-
-
-def cache_key(identity: dict, messages: list, params: dict, sample: int) -> str:
-    """The cache key of one chat request: model identity, messages, sampling, sample index."""
-    return canonical_key({"model": identity, "messages": messages, "params": params, "sample": sample})
 
 
 class Gateway:
@@ -443,130 +398,10 @@ class Gateway:
         return c
 
     def _call(self, messages: list, params: dict) -> Completion:
-        import openai
+        """One request sent to the endpoint (:func:`.transport.send_chat`)."""
+        return send_chat(self, messages, params)
 
-        client = self._ensure_client()
-        kwargs = dict(params)
-        if self._pool is not None:   # llama.cpp: prompt caching as the server is configured
-            kwargs["extra_body"] = {**(kwargs.get("extra_body") or {}),
-                                    "cache_prompt": bool((self.cfg.get("server") or {}).get("cache_prompt", False))}
-        want_logprobs = bool(kwargs.get("logprobs"))
-        est = estimate_prompt_tokens(messages) + int(kwargs.get("max_tokens") or 0)
-        attempts = 0
-        t0 = time.monotonic()
-
-        def send(timeout: float):
-            nonlocal attempts
-            self.limiter.acquire(est)
-            attempts += 1
-            self._count("requests")
-            if attempts > 1:
-                self._count("retries")
-            try:
-                if self._pool is None:
-                    return client.chat.completions.create(model=self.cfg.get("api_model"), messages=messages,
-                                                          timeout=timeout, **kwargs)
-                with self._pool.checkout() as i:     # a free server of the pool; any gives the same answer
-                    return self._clients[i].chat.completions.create(
-                        model=self.cfg.get("api_model"), messages=messages, timeout=timeout, **kwargs)
-            except openai.AuthenticationError:
-                raise AuthError(
-                    f"model {self.name!r}: HTTP 401 unauthorized; check the API key in "
-                    f"${self.cfg.get('api_key_env') or '(no api_key_env)'}", status=401) from None
-            except openai.PermissionDeniedError:
-                raise AuthError(
-                    f"model {self.name!r}: HTTP 403 forbidden; the key in ${self.cfg.get('api_key_env')} "
-                    f"has no access to {self.cfg.get('api_model')!r}", status=403) from None
-            except openai.NotFoundError:
-                raise LLMError(
-                    f"model {self.name!r}: HTTP 404; the endpoint {self.endpoint} has no model "
-                    f"{self.cfg.get('api_model')!r} (fix api_model / base_url in conf/model/{self.name}.yaml)",
-                    status=404) from None
-            except openai.RateLimitError as e:
-                raise Retryable("http_429", "HTTP 429", wait=retry_after(e.response.headers)) from None
-            except openai.InternalServerError as e:
-                raise Retryable("http_5xx", f"HTTP {e.status_code}", wait=retry_after(e.response.headers)) from None
-            except openai.APIConnectionError as e:  # APITimeoutError included
-                raise transport_error(e, isinstance(e, openai.APITimeoutError), timeout) from None
-
-        def error(kind: str, message: str) -> Completion:
-            return Completion(status="error", error_kind=kind, model=self.name, attempts=attempts,
-                              latency_s=time.monotonic() - t0, error=mask_urls_in_text(message))
-
-        try:
-            resp = self.policy.call(self.endpoint, send)
-        except GiveUp as g:
-            return error(g.kind, str(g))
-        except LLMError:
-            raise
-        except openai.APIStatusError as e:  # 400, 409, 422, ...: not temporary; the body may echo the prompt
-            sent = [m.get("content") for m in messages if isinstance(m, Mapping)]
-            return error("bad_request", f"HTTP {e.status_code}: {remote_excerpt(_error_message(e), sent)}")
-        except Exception as e:  # malformed JSON, unexpected shapes
-            return error("malformed", f"unparsable response: {type(e).__name__}")
-        try:
-            c = self._parse(resp, want_logprobs)
-        except Exception as e:
-            return error("malformed", f"unparsable response: {type(e).__name__}")
-        c.latency_s = time.monotonic() - t0
-        c.attempts = attempts
-        c.model = self.name
-        self.limiter.adjust(est, sum(c.usage.values()))
-        return c
-
-    @staticmethod
-    def _parse(resp, want_logprobs: bool) -> Completion:
-        if isinstance(resp, str):
-            raise ValueError("response body is not a JSON object")
-        choices = getattr(resp, "choices", None)
-        if not choices:
-            raise ValueError("response has no choices")
-        ch = choices[0]
-        msg = getattr(ch, "message", None)
-        text = getattr(msg, "content", None) or ""
-        usage = getattr(resp, "usage", None)
-        u = {"prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
-             "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0)}
-        details = getattr(usage, "prompt_tokens_details", None)
-        cached = getattr(details, "cached_tokens", None) if details is not None else None
-        lps = None
-        if want_logprobs and getattr(ch, "logprobs", None) is not None and ch.logprobs.content:
-            lps = [float(t.logprob) for t in ch.logprobs.content]
-        return Completion(text=text, status="ok", finish_reason=getattr(ch, "finish_reason", None), usage=u,
-                          logprobs=lps, prompt_cached_tokens=None if cached is None else int(cached))
-
-
-def _error_message(e) -> str:
-    """The ``error.message`` of an OpenAI-style error body, else the client's message."""
-    body = getattr(e, "body", None)
-    if isinstance(body, Mapping):
-        inner = body.get("error") if isinstance(body.get("error"), Mapping) else body
-        if inner.get("message"):
-            return str(inner["message"])
-    return str(getattr(e, "message", "") or "")
-
-
-class CircuitBreaker:
-    """Opens after ``limit`` failed calls in a row of one endpoint (:attr:`reason` then says
-    why, one line); a success in between closes the count again. Thread-safe."""
-
-    def __init__(self, limit: int):
-        self.limit = max(1, int(limit))
-        self.in_row = 0
-        self.reason: str | None = None
-        self._lock = threading.Lock()
-
-    def success(self) -> None:
-        with self._lock:
-            if self.reason is None:
-                self.in_row = 0
-
-    def failure(self, endpoint: str, c: Completion) -> None:
-        with self._lock:
-            self.in_row += 1
-            if self.reason is None and self.in_row >= self.limit:
-                self.reason = (f"{self.limit} calls in a row to {endpoint} failed (last: {c.error_kind}; "
-                               f"limits.max_consecutive_failures={self.limit})")
+    _parse = staticmethod(parse_response)
 
 
 @contextmanager

@@ -1,0 +1,158 @@
+"""The canary report's tables, computed from the calibration runs: per method (recall and its
+two-way bootstrap interval, spend), paired tests, recall vs tokens, control false recoveries
+and recall per group of canaries (:mod:`.report` writes them out)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from ..metrics.stats import cluster_bootstrap_ci, mcnemar_exact, paired_permutation_test
+
+CURVE_POINTS = 25       # points of the recall vs tokens curves (0 .. the largest spend of the model's runs)
+
+
+def _key(r: Mapping) -> str:
+    return r.get("key") or r["run"]
+
+
+def methods_of(results: Sequence[Mapping]) -> list[tuple[str, str]]:
+    """[(model, key)] in first-seen order."""
+    return list(dict.fromkeys((r["model"], _key(r)) for r in results))
+
+
+def seeds_of(results: Sequence[Mapping], model: str, key: str) -> list:
+    return [r.get("seed", 0) for r in results if r["model"] == model and _key(r) == key]
+
+
+def recovered_matrix(results: Sequence[Mapping], truth: Sequence[Mapping], model: str, key: str) -> np.ndarray:
+    """0/1 matrix canaries x seeds (truth order x run order) of the method's recovered canaries."""
+    runs = [r for r in results if r["model"] == model and _key(r) == key]
+    cols = [[1 if t["id"] in set(r["recall"]["recovered"]) else 0 for t in truth] for r in runs]
+    return np.array(cols, dtype=int).T.reshape(len(truth), len(runs))
+
+
+def _ci(matrix) -> dict:
+    low, high = cluster_bootstrap_ci(matrix)
+    return {"recall_ci_low": round(float(low), 4), "recall_ci_high": round(float(high), 4)}
+
+
+def method_rows(results: Sequence[Mapping], truth: Sequence[Mapping]) -> list[dict]:
+    """Per method (model, key): seeds, recall over (canary, seed) cells with its two-way bootstrap
+    interval, canaries recovered in any seed, the spend per seed (mean) and the budget's stop reasons."""
+    rows = []
+    ref_tokens = {(r["model"], r.get("seed", 0)): (r.get("spend") or {}).get("completion_tokens")
+                  for r in results if r.get("reference")}
+    for model, key in methods_of(results):
+        runs = [r for r in results if r["model"] == model and _key(r) == key]
+        m = recovered_matrix(results, truth, model, key)
+        cells = m.size
+        spends = [r.get("spend") or {} for r in runs]
+        ratios = []
+        for r in runs:
+            ref = ref_tokens.get((model, r.get("seed", 0)))
+            ct = (r.get("spend") or {}).get("completion_tokens")
+            if ref and ct is not None:
+                ratios.append(ct / ref)
+        stops = Counter(((r.get("budget") or {}).get("stop") or ("reference" if r.get("reference") else "own size"))
+                        for r in runs)
+        rows.append({"model": model, "method": key, "kind": runs[0].get("method"), "variant": runs[0].get("variant"),
+                     "seeds": len(runs), "planted": len(truth), "cells": cells, "recovered_cells": int(m.sum()),
+                     "recall": round(float(m.mean()), 4) if cells else 0.0, **_ci(m),
+                     "recovered_any_seed": int((m.sum(axis=1) > 0).sum()) if cells else 0,
+                     **{f"mean_{k}": _mean([s.get(k) for s in spends])
+                        for k in ("calls", "prompt_tokens", "completion_tokens")},
+                     "tokens_vs_reference_min": round(min(ratios), 4) if ratios else None,
+                     "tokens_vs_reference_max": round(max(ratios), 4) if ratios else None,
+                     "stop": "; ".join(f"{k} x{v}" for k, v in stops.items())})
+    return rows
+
+
+def _mean(xs) -> float | None:
+    xs = [x for x in xs if x is not None]
+    return round(sum(xs) / len(xs), 1) if xs else None
+
+
+def method_tests(results: Sequence[Mapping], truth: Sequence[Mapping]) -> list[dict]:
+    """Every pair of methods on the same model with the same seeds: the exact paired sign-flip test
+    over canaries (p) and the exact McNemar test on recovered-in-any-seed (p_mcnemar_any_seed)."""
+    ids = [t["id"] for t in truth]
+    out = []
+    ms = methods_of(results)
+    for i, (model, ka) in enumerate(ms):
+        for model_b, kb in ms[i + 1:]:
+            if model_b != model or seeds_of(results, model, ka) != seeds_of(results, model, kb):
+                continue
+            a, b = recovered_matrix(results, truth, model, ka), recovered_matrix(results, truth, model, kb)
+            perm = paired_permutation_test(a, b)
+            anya = [c for c, row in zip(ids, a) if row.any()]
+            anyb = [c for c, row in zip(ids, b) if row.any()]
+            mc = mcnemar_exact(anya, anyb, ids)
+            out.append({"model": model, "method_a": ka, "method_b": kb, "seeds": perm["seeds"],
+                        "recall_a": round(float(a.mean()), 4) if a.size else 0.0,
+                        "recall_b": round(float(b.mean()), 4) if b.size else 0.0,
+                        "cells_a": perm["a"], "cells_b": perm["b"], "discordant_canaries": perm["discordant_units"],
+                        "t": perm["t"], "p": round(perm["p"], 6),
+                        "any_both": mc["both"], "any_only_a": mc["only_a"], "any_only_b": mc["only_b"],
+                        "any_neither": mc["neither"], "p_mcnemar_any_seed": round(mc["p"], 6)})
+    return out
+
+
+def token_curves(results: Sequence[Mapping], truth: Sequence[Mapping], points: int = CURVE_POINTS) -> list[dict]:
+    """Recall vs completion tokens per method: on a grid of ``points`` token counts from 0 to the
+    largest spend of the model's runs, the share of (canary, seed) cells recovered within x tokens
+    and its two-way bootstrap band (shared resamples: the curve and its bounds never decrease)."""
+    rows = []
+    for model, key in methods_of(results):
+        top = max([int(r["recall"].get("completion_tokens") or 0) for r in results if r["model"] == model] + [0])
+        grid = np.unique(np.linspace(0, top, points).round().astype(int))
+        runs = [r for r in results if r["model"] == model and _key(r) == key]
+        first = np.full((len(truth), len(runs)), np.inf)
+        for j, r in enumerate(runs):
+            toks = r["recall"].get("recovered_tokens") or {}
+            for i, t in enumerate(truth):
+                if t["id"] in r["recall"]["recovered"]:
+                    first[i, j] = toks.get(t["id"], 0)
+        stack = (first[None, :, :] <= grid[:, None, None]).astype(float)
+        low, high = cluster_bootstrap_ci(stack)
+        for x, v, lo, hi in zip(grid, stack.mean(axis=(1, 2)) if stack.size else [0.0] * len(grid), low, high):
+            rows.append({"model": model, "method": key, "completion_tokens": int(x), "recall": round(float(v), 4),
+                         "recall_ci_low": round(float(lo), 4), "recall_ci_high": round(float(hi), 4)})
+    return rows
+
+
+def control_rows(results: Sequence[Mapping], truth: Sequence[Mapping]) -> list[dict]:
+    """False recoveries per method on the untuned control model: (canary, seed) cells and canaries."""
+    rows = []
+    for model, key in methods_of(results):
+        if model != "control":
+            continue
+        m = recovered_matrix(results, truth, model, key)
+        rows.append({"method": key, "seeds": m.shape[1], "cells": m.size, "false_recoveries": int(m.sum()),
+                     "canaries": int((m.sum(axis=1) > 0).sum()), "rate": round(float(m.mean()), 4) if m.size else 0.0,
+                     **{k.replace("recall", "rate"): v for k, v in _ci(m).items()}})
+    return rows
+
+
+def group_recall(results: Sequence[Mapping], truth: Sequence[Mapping], group_of, column: str,
+                 order: Sequence | None = None) -> list[dict]:
+    """Recall of every method (model, key; over its seeds) within each group of canaries:
+    ``group_of(result, canary)`` names the canary's group (it may depend on the model, e.g. the
+    exposure under the run's model). One row per (method, non-empty group): planted canaries,
+    recovered and total (canary, seed) cells, recall and its two-way bootstrap interval."""
+    rows = []
+    for model, key in methods_of(results):
+        runs = [r for r in results if r["model"] == model and _key(r) == key]
+        m = recovered_matrix(results, truth, model, key)
+        groups: dict = {}
+        for i, t in enumerate(truth):
+            groups.setdefault(group_of(runs[0], t), []).append(i)
+        keys = [g for g in order if g in groups] if order is not None else sorted(groups)
+        for g in keys:
+            sub = m[groups[g], :]
+            rows.append({"model": model, "method": key, "variant": runs[0]["variant"], column: g,
+                         "planted": len(groups[g]), "seeds": sub.shape[1], "cells": sub.size,
+                         "recovered": int(sub.sum()), "recall": round(float(sub.mean()), 4), **_ci(sub)})
+    return rows

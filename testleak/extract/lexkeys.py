@@ -1,0 +1,277 @@
+"""Keys :func:`.lexer.lex` reads from the masked code around a literal: assignments and calls
+before it, positional arguments by the signatures in the code (:func:`collect_c_signatures`),
+Go table rows, assertions and collections."""
+
+from __future__ import annotations
+
+import re
+
+from .literals import ASSERT_CALLS
+
+_IDENT = r"(?:[^\W\d]|\$)[\w$]*"  # any script: JavaScript and Java allow Unicode names
+# `name =`, `name :=`, `name:`, `Type name =`, `name: Type =`, `$name =`, `name =>` at the end
+_KEY_BEFORE = re.compile(
+    r"(?P<k>" + _IDENT + r")\s*(?:\?\s*)?(?::\s*[\w.<>\[\]|?]+\s*(?==))?(?P<op>:=|=>|(?<![=!<>+\-*/%&|^])=(?!=)|:)\s*$"
+)
+_CALL_BEFORE = re.compile(r"(?:\bnew\s+)?(?P<c>" + _IDENT + r")\s*(?:<[^<>()]*>)?\s*\(\s*$")
+_WORD = re.compile(r"^[A-Za-z_][\w.-]*$")
+
+_BRACKETS = re.compile(r"[(){}\[\]]")
+
+
+def _match_close(masked: str, pos: int, open_ch: str) -> int:
+    """Index after the bracket closing the first ``open_ch`` at or after pos (or len)."""
+    close_ch = {"(": ")", "{": "}", "[": "]"}[open_ch]
+    i = masked.find(open_ch, pos)
+    if i < 0:
+        return len(masked)
+    depth = 0
+    for m in _BRACKETS.finditer(masked, i):
+        ch = m.group(0)
+        if ch == open_ch:
+            depth += 1
+        elif ch == close_ch:
+            depth -= 1
+            if depth == 0:
+                return m.end()
+    return len(masked)
+
+
+_ADDER = re.compile(r"(?P<r>" + _IDENT + r")\s*\.\s*(?:add|addAll|push|append|Add|AddRange|offer|insert|put|set)\s*$")
+_COLLECTION_CALL = re.compile(
+    r"(?:\b(?:List|Set|Stream|Arrays|ImmutableList|ImmutableSet|Collections|Lists|Sets)\s*\.\s*"
+    r"(?:of|asList|newArrayList|newHashSet|singletonList|listOf)"
+    r"|\b(?:listOf|setOf|arrayOf|mutableListOf|mutableSetOf|Array\.of|new\s+Set|new\s+Array))\s*(?:<[^<>()]*>)?\s*$")
+_COLLECTION_TYPE = re.compile(r"(?:\bnew\s*(?:[\w.]+\s*(?:<[^<>{}]*>)?)?\s*(?:\[\s*\d*\s*\])*\s*(?:\(\s*\))?"
+                              r"|\[\s*\d*\s*\]\s*[\w.]+|map\[[\w.]+\][\w.]+)\s*$")
+_STATEMENT_START = re.compile(r"[;{}\n][^;{}\n]*$")
+
+
+_GO_TABLE = re.compile(r"\[\]\s*struct\s*\{(?P<f>[^{}]*)\}\s*\{")
+_GO_FIELDS = re.compile(r"(?P<names>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s+[\w.*\[\]]+\s*(?:`[^`]*`)?\s*(?:;|\n|$)")
+
+
+_C_SIGNATURE = re.compile(
+    r"(?:\bfunc\s+(?:\([^()]*\)\s*)?|\bfunction\s+|\bdef\s+|\bfun\s+|[\w>\]]\s+)?"
+    r"(?P<name>(?:[^\W\d]|\$)[\w$]*)\s*\((?P<params>[^()]*)\)\s*(?:throws\s+[\w., ]+)?\s*(?::\s*[\w<>\[\]|. ]+)?"
+    r"\s*(?:[\w.*\[\]]+|\([^()]*\))?\s*\{",  # Go result types
+    re.M)
+_CLASS_OPEN = re.compile(r"\bclass\s+(?P<c>[A-Za-z_]\w*)[^{;]*\{")
+_PARAM_NAME = re.compile(r"(?:[^\W\d]|\$)[\w$]*")
+_NOT_CALLABLE = {"if", "for", "while", "switch", "catch", "return", "function", "synchronized", "using", "foreach"}
+
+
+def _param_names(params: str, go: bool) -> list[str]:
+    names = []
+    for p in params.split(","):
+        p = re.sub(r"=.*$|@\w+(?:\([^)]*\))?", "", p).strip()  # defaults, annotations
+        words = _PARAM_NAME.findall(p)
+        if not words:
+            continue
+        names.append(words[0] if go or ":" in p else words[-1])  # Go/TS/Kotlin: name first
+    return names
+
+
+def collect_c_signatures(code: str, into: dict[str, list[str]]) -> None:
+    """Function / method / constructor name -> parameter names, for C-like languages
+    (Java, C#, JavaScript/TypeScript, Go, Kotlin, PHP); a JavaScript ``constructor`` is
+    recorded under its class's name. First definition wins."""
+    go = bool(re.search(r"^\s*func\s", code, re.M))
+    classes = [(m.start(), m.group("c")) for m in _CLASS_OPEN.finditer(code)]
+    for m in _C_SIGNATURE.finditer(code):
+        name = m.group("name")
+        if name in _NOT_CALLABLE:
+            continue
+        if name == "constructor" or name == "__construct":
+            owner = [c for pos, c in classes if pos < m.start()]
+            if not owner:
+                continue
+            name = owner[-1]
+        names = _param_names(m.group("params").replace("$", ""), go)
+        if names:
+            into.setdefault(name, names)
+
+
+def _position(args: str) -> int:
+    """Index of the argument that follows ``args`` (the masked text after an open bracket):
+    the number of commas outside nested brackets."""
+    depth, index = 0, 0
+    for ch in args:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            index += 1
+    return index
+
+
+def _positional_key(window: str, sigs: dict[str, list[str]]) -> str | None:
+    """The parameter a positional argument fills: ``new Customer("a", "b")`` with
+    ``Customer(String email, String phone)`` defined in the answer or the code under test."""
+    for start in _open_brackets(window, 1):
+        if window[start] != "(":
+            return None
+        c = _CALL_BEFORE.search(window[:start + 1])
+        if not c or c.group("c") not in sigs:
+            return None
+        index = _position(window[start + 1:])
+        params = sigs[c.group("c")]
+        return params[index] if index < len(params) else None
+    return None
+
+
+def _open_brackets(window: str, most: int = 2) -> list[int]:
+    """Positions of the innermost unclosed brackets of ``window``, innermost first."""
+    out: list[int] = []
+    depth = 0
+    for m in reversed(list(_BRACKETS.finditer(window))):
+        if m.group(0) in ")]}":
+            depth += 1
+        elif depth:
+            depth -= 1
+        else:
+            out.append(m.start())
+            if len(out) == most:
+                break
+    return out
+
+
+def _table_rows(masked: str) -> list[tuple[int, int, list[str]]]:
+    """Go table-driven tests: ``(start, end, fields)`` of every positional row of a
+    ``[]struct{ email, phone string }{ {"a", "b"}, ... }`` literal."""
+    rows = []
+    for t in _GO_TABLE.finditer(masked):
+        fields = [n.strip() for f in _GO_FIELDS.finditer(t.group("f")) for n in f.group("names").split(",")]
+        end = _match_close(masked, t.end() - 1, "{")
+        depth = 0
+        for m in _BRACKETS.finditer(masked, t.end(), end):
+            ch = m.group(0)
+            if ch in "([{":
+                depth += 1
+                if depth == 1 and ch == "{":
+                    rows.append((m.end(), _match_close(masked, m.start(), "{") - 1, fields))
+            else:
+                depth -= 1
+    return rows
+
+
+def _row_key(masked: str, s: int, rows: list[tuple[int, int, list[str]]]) -> str | None:
+    """The struct field a positional value at ``s`` fills in its table row, else None."""
+    for start, end, fields in rows:
+        if start <= s < end:
+            index = _position(masked[start:s])
+            if index >= len(fields) or (index == 0 and fields[0] == "name"):
+                return None  # by Go convention the first field `name` names the test case
+            return fields[index]
+    return None
+
+
+def _names_attribute(value: str, attr_for) -> bool:
+    """A string value that is a field name of an attribute (``"email"`` in ``put("email", v)``),
+    not a numbered value such as ``"user123"`` (numbered *keys* map: ``username2``)."""
+    return bool(_WORD.match(value)) and not value[-1].isdigit() and attr_for(value) is not None
+
+
+_IS_KEY = re.compile(r"\s*:(?!:)")  # a string token followed by `:` is a key itself (JSON, dicts)
+_BRACE = re.compile(r"[{}]")
+_SUBJECT = re.compile(  # expect(x).toBe(, assertThat(x).isEqualTo(, when(m.getName()).thenReturn(
+    r"\b(?:expect|assertThat|assert_that|when|verify)\s*\((?P<subj>[^()]*(?:\([^()]*\)[^()]*)?)\)"
+    r"(?:\s*\.\s*[\w$]+)+\s*\(\s*$")
+_ARG_NAME = re.compile(r"^\s*(?:[\w$]+\s*\.\s*)*(?P<n>(?:[^\W\d]|\$)[\w$]*)\s*(?:\(\s*\))?"
+                       r"(?:\[\s*[\"'](?P<k>[^\"']+)[\"']\s*\])?\s*$")
+_NOT_NAMES = {"t", "this", "self", "true", "false", "null", "nil", "None", "True", "False", "undefined"}
+
+
+def _arg_name(text: str) -> str | None:
+    """The name an argument expression ends in (``user.email``, ``getPhone()``, ``r["email"]``)."""
+    m = _ARG_NAME.match(text)
+    if not m:
+        return None
+    n = m.group("k") or m.group("n")
+    return None if n in _NOT_NAMES else n
+
+
+def _assert_key(code: str, masked: str, s: int, attr_for) -> str | None:
+    """The name a literal is compared with: another argument of an equality assertion
+    (``assertEquals(List.of("v"), transactions)``, :data:`.literals.ASSERT_CALLS`), or the
+    subject of a matcher chain (``expect(user.email).toBe("v")``, ``when(m.getName()).thenReturn("v")``);
+    only a name that maps to an attribute."""
+    lo = max(0, s - 160)
+    window = masked[lo:s]
+    for start in _open_brackets(window, 3):
+        if window[start] != "(":
+            continue
+        c = _CALL_BEFORE.search(window[:start + 1])
+        if c and c.group("c") in ASSERT_CALLS:
+            end = _match_close(masked, lo + start, "(") - 1
+            args, depth, a0 = [], 0, lo + start + 1
+            for i in range(lo + start + 1, end):
+                ch = masked[i]
+                if ch in "([{":
+                    depth += 1
+                elif ch in ")]}":
+                    depth -= 1
+                elif ch == "," and depth == 0:
+                    args.append((a0, i))
+                    a0 = i + 1
+            args.append((a0, end))
+            for a, b in args:
+                if not a <= s < b:
+                    n = _arg_name(code[a:b])
+                    if n and attr_for(n):
+                        return n
+            return None
+        m = _SUBJECT.search(window[:start + 1]) if ")" in window[:start] else None
+        if m:
+            n = _arg_name(code[lo + m.start("subj"):lo + m.end("subj")])
+            return n if n and attr_for(n) else None
+    return None
+
+
+def _collection_key(window: str, attr_for) -> str | None:
+    """The name a collection literal is bound to, for an element of it: ``emails =
+    List.of("a", "b")``, ``string[] passwords = { "a" }``, ``passwords.add("a")``,
+    ``phones := []string{"a"}``, a Go table row's struct field; only when that name maps
+    to an attribute."""
+    for start in _open_brackets(window, 1):
+        ch = window[start]
+        before = window[:start]
+        key = None
+        if ch == "(":
+            a = _ADDER.search(before)
+            if a:
+                key = a.group("r")
+            else:
+                c = _COLLECTION_CALL.search(before)
+                if c:
+                    k = _KEY_BEFORE.search(before[:c.start()])
+                    key = k.group("k") if k else None
+        else:
+            t = _COLLECTION_TYPE.search(before)
+            k = _KEY_BEFORE.search(before[:t.start()] if t else before)
+            key = k.group("k") if k and k.group("op") != ":" or (k and ch == "[") else None
+        return key if key and attr_for(key) else None
+    return None
+
+
+def _key_from_window(window: str, masked: str, s: int, e: int, attr_for) -> str | None:
+    m = _KEY_BEFORE.search(window)
+    if m:
+        if m.group("op") == ":":
+            st = _STATEMENT_START.search(window[:m.start()])
+            stmt = st.group(0)[1:] if st else window[:m.start()]
+            if re.match(r"\s*assert\b", stmt) or "?" in stmt:
+                return None  # Java `assert cond : "message"`, a ternary `c ? a : "b"`
+        return m.group("k")
+    c = _CALL_BEFORE.search(window)
+    if c:
+        after = masked[e:e + 40].lstrip()
+        if not after.startswith(")"):
+            return _collection_key(window, attr_for)  # not the sole argument
+        callee = c.group("c")
+        if attr_for(callee):
+            return callee
+        m2 = _KEY_BEFORE.search(window[:c.start()])
+        return m2.group("k") if m2 else _collection_key(window, attr_for)
+    return _collection_key(window, attr_for)
