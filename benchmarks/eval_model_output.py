@@ -46,7 +46,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from testleak.extract import prompt_texts  # noqa: E402
-from testleak.privacy import keyed_hash, mask  # noqa: E402
+from testleak.privacy import MASK_CHAR, keyed_hash, mask  # noqa: E402
 
 LABEL_DIR = ROOT / "benchmarks" / "labels"
 RUN = "ours"
@@ -58,6 +58,13 @@ def value_hmac(value: str, rec: dict) -> str:
     Whoever has the responses file can score; the label file alone gives nothing to enumerate
     a date or a phone number against (a plain hash would)."""
     return keyed_hash(value, (rec.get("tests_text") or "").encode("utf-8", "surrogatepass"))
+
+
+def label_mask(value: str) -> str:
+    """The ``masked`` field of a committed label: the first character and the length. A label
+    file stays in git for good, so it shows less than a report's :func:`mask`, whose kept
+    prefix can spell out a shorter labelled value (``123456`` in a longer number's mask)."""
+    return value[:1] + MASK_CHAR * (len(value) - 1)
 
 
 def committed_label_sets() -> list[Path]:
@@ -133,7 +140,7 @@ def make_labels(raw_path: Path, responses_path: Path, out: Path, run: str = RUN,
         rows.append({"response_id": rid, "value_hmac": value_hmac(v, rec), "attribute": attr,
                      "placeholder": raw["placeholder"],
                      "copied_from_prompt": any(v in p for p in prompt_texts(rec)),
-                     "masked": mask(v)})
+                     "masked": label_mask(v)})
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     try:
@@ -335,11 +342,12 @@ def check_set(labels_path: Path, responses_path: Path, part: str) -> str | None:
     return None
 
 
-def score_set(labels_path: Path, responses: list[dict], held: set, part: str, params: dict) -> tuple[str, dict, int, int]:
-    """``(method, result, responses, labels)`` of one label set's part (held-out ids ``held``)."""
+def score_set(labels_path: Path, meta: dict, responses: list[dict], held: set, part: str,
+              params: dict) -> tuple[str, dict, int, int]:
+    """``(method, result, responses, labels)`` of one label set's part (sidecar ``meta``,
+    held-out ids ``held``)."""
     from testleak import pipeline
 
-    meta = json.loads(meta_path(labels_path).read_text(encoding="utf-8"))
     labels = part_of(read_jsonl(labels_path), held, part)
     if part != "all":
         responses = [r for r in responses if (r.get("id") in held) == (part == "heldout")]
@@ -427,9 +435,10 @@ def main(argv=None) -> int:
             print(why, file=sys.stderr)
             return 2
     recs = [read_jsonl(rp) for rp in responses]
-    helds = heldout_ids([(json.loads(meta_path(lp).read_text(encoding="utf-8")), rs) for lp, rs in zip(labels, recs)])
-    for lp, rs, held in zip(labels, recs, helds):
-        method, res, nr, nl = score_set(lp, rs, held, a.part, params)
+    metas = [json.loads(meta_path(lp).read_text(encoding="utf-8")) for lp in labels]
+    helds = heldout_ids(list(zip(metas, recs)))
+    for lp, meta, rs, held in zip(labels, metas, recs, helds):
+        method, res, nr, nl = score_set(lp, meta, rs, held, a.part, params)
         by_method.setdefault(method, []).append(res)
         n_resp += nr
         n_lab += nl

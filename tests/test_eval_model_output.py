@@ -52,6 +52,8 @@ def test_labels_hold_no_raw_values_and_mark_prompt_copies(tmp_path):
     rows = [json.loads(x) for x in text.splitlines()]
     assert [r["copied_from_prompt"] for r in rows] == [False, False, True, False]
     assert set(rows[0]) == set(m.LABEL_KEYS)
+    # a committed label shows one character and the length, no run of the value
+    assert [r["masked"] for r in rows][:2] == ["k" + "*" * 12, "F" + "*" * 11]
     meta = json.loads(m.meta_path(out).read_text())
     assert meta["responses"]["sha256"] == m.file_digests(resp)["sha256"]
 
