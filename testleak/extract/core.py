@@ -219,13 +219,7 @@ _QUOTES = {'"': '"', "'": "'", "`": "`"}
 def _field_lines(text: str, blocks: list[CodeBlock], attr_for) -> list:
     """Values of field lines (:data:`_FIELD_LINE`) whose field names an attribute, in the
     prose between fenced blocks and in fenced blocks of plain text."""
-    segs: list[CodeBlock] = []
-    if any(b.fenced for b in blocks):
-        pos = 0
-        for b in [b for b in blocks if b.fenced] + [CodeBlock("", None, start=len(text), end=len(text))]:
-            if b.start > pos:
-                segs.append(CodeBlock(text[pos:b.start], None, start=pos, end=b.start, kind="prose"))
-            pos = max(pos, b.end)
+    segs = [CodeBlock(text[s:e], None, start=s, end=e, kind="prose") for s, e in _prose_spans(text, blocks)]
     segs += [b for b in blocks if b.fenced and (b.language or "").lower() in _TEXT_LANGS]
     out = []
     for seg in segs:
@@ -261,15 +255,27 @@ def _with_doctests(code: str, parsed: Parsed, sigs, attr_for, info: ExtractInfo)
 
 def _prose_doctests(text: str, blocks: list[CodeBlock], sigs, attr_for, info: ExtractInfo) -> list:
     """Doctest sessions in the prose between fenced blocks (``.. doctest::``, ``>>>`` lines)."""
-    if not any(b.fenced for b in blocks) or ">>>" not in text:
+    if ">>>" not in text:
         return []
-    out, pos = [], 0
-    for s, e in [(b.start, b.end) for b in blocks if b.fenced] + [(len(text), len(text))]:
-        seg = text[pos:s]
+    out = []
+    for s, e in _prose_spans(text, blocks):
+        seg = text[s:e]
         if ">>>" in seg:
             parsed = _with_doctests(seg, Parsed([], [], "doctest"), sigs, attr_for, info)
             if parsed.literals:
-                out.append((CodeBlock(seg, "python", start=pos, end=s, kind="prose"), "python", parsed))
+                out.append((CodeBlock(seg, "python", start=s, end=e, kind="prose"), "python", parsed))
+    return out
+
+
+def _prose_spans(text: str, blocks: list[CodeBlock]) -> list[tuple[int, int]]:
+    """The ``(start, end)`` of each non-empty stretch of prose around the fenced blocks (none
+    when the text has no fenced block: then the whole text is one block of code)."""
+    if not any(b.fenced for b in blocks):
+        return []
+    out, pos = [], 0
+    for s, e in [(b.start, b.end) for b in blocks if b.fenced] + [(len(text), len(text))]:
+        if s > pos:
+            out.append((pos, s))
         pos = max(pos, e)
     return out
 

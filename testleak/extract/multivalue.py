@@ -202,13 +202,10 @@ def _code_values(lit: Literal) -> list[Literal] | None:
     raw = lit.value
     if not _CODE_HEAD.match(raw):
         return None
-    out: list[Literal] = []
-    cursor = 0
-    for m in _KW_ARG.finditer(raw):
-        s, e, cursor = _at(lit, raw, cursor, m.group("v"))
-        if lit.end - lit.start == len(raw):
-            s, e = lit.start + m.start("v"), lit.start + m.end("v")
-        out.append(Literal(m.group("v"), m.group("k"), s, e))
+    verbatim = lit.end - lit.start == len(raw)
+    out = [Literal(m.group("v"), m.group("k"), *((lit.start + m.start("v"), lit.start + m.end("v"))
+                                                  if verbatim else (lit.start, lit.end)))
+           for m in _KW_ARG.finditer(raw)]
     return out or None
 
 
