@@ -89,6 +89,12 @@ LEXICON_GAPS = [
     ("python", 'parts = "Wheel Axle"', []),  # one letter from `party`, a common word: not a typo
     ("python", 'passed = "yes it did"', []),
     ("python", 'render = "Ann Lee"', []),  # one letter from `sender`, but the first
+    # parts of an address and people named by their role
+    ("python", 'employee.country = "Germany"', [("Germany", "address")]),
+    ("python", 'employee.state_province = "NY"', [("NY", "address")]),
+    ("python", 'state = "ACTIVE"', []),  # a bare state is a program's state
+    ("python", 'doctor = "Dr. Smith"', [("Dr. Smith", "name")]),
+    ("json", '{"地点": "New York"}', [("New York", "address")]),
 ]
 
 
@@ -132,6 +138,60 @@ def test_keyed_values_without_shape_are_kept_with_validity(tax, lang, code, valu
     r = check(attr, value, v)
     assert r["ok"] is False and r["reason"].startswith("extraction: ")
     assert check(attr, value)["reason"] != r["reason"]  # without the field the rule itself speaks
+
+
+# a test's inputs that are no privacy values (placeholders, the key's own name, masked text,
+# symbol runs) are still kept under a key that names an attribute, with the reason; without
+# such a key, and for slots and format strings under any key, they are no candidate
+KEYED_NON_VALUES = [
+    ("python", 'access_token = "your_access_token_here"', "your_access_token_here", "auth_token", "a placeholder"),
+    ("java", 'String predefinedSecret = "predefined_secret";', "predefined_secret", "secret_key",
+     "the key's own name"),
+    ("python", 'api_key = "AKIAxxxxxxxxxx"', "AKIAxxxxxxxxxx", "secret_key", "a masked value"),
+    ("java", 'String userIdWithSpecialChar = "!@#$%^&*()";', "!@#$%^&*()", "username", "no letter or digit"),
+]
+
+
+@pytest.mark.parametrize("lang,code,value,attr,reason", KEYED_NON_VALUES,
+                         ids=["placeholder", "echo", "masked", "symbols"])
+def test_keyed_non_values_are_kept_for_the_rules(tax, lang, code, value, attr, reason):
+    from testleak.verify.rules import check
+
+    c, = extract(code, tax, language=lang)
+    assert (c["value"], c["attribute"], c["validity"]) == (value, attr, {"ok": False, "reason": reason})
+    verdict = check(attr, value, c["validity"])  # the rules' own placeholder list may speak first
+    assert verdict["ok"] is False and verdict["reason"].startswith(("placeholder: ", "extraction: "))
+
+
+@pytest.mark.parametrize("lang,code", [
+    ("python", 'token = "your_token_here"\nlabel = "your_token_here"'),  # only the keyed one
+    ("python", 'greeting = "dummy value"'),
+    ("python", 'email = "<EMAIL>"'),
+    ("python", 'password = "{password}"'),
+    ("python", 'name = "your_name"'),  # a bare name: the value's shape decides, and it has none
+])
+def test_non_values_without_an_attribute_key_are_dropped(tax, lang, code):
+    assert [c["value"] for c in extract(code, tax, language=lang) if c["evidence"]["key"] != "token"] == []
+
+
+def test_a_symbol_run_is_no_format_string(tax):
+    c, = extract('api_key = "A!@#$%^&*()_+{}|:;<=>?/~"', tax, language="python")
+    assert c["attribute"] == "secret_key"
+    assert extract('api_key = "user {}"', tax, language="python") == []
+
+
+# a variable named after the field and then the case it tests
+QUALIFIED_KEYS = [
+    ("csharp", 'string userIdWithSpaces = " a123";', [(" a123", "username")]),
+    ("java", 'String emailWithoutAt = "bob.example.com";', [("bob.example.com", "email")]),
+    ("python", 'password_for_admin = "hunter22"', [("hunter22", "password")]),
+    ("python", 'name_with_suffix = "weights.bin"', []),  # a bare name stays ambiguous
+]
+
+
+@pytest.mark.parametrize("lang,code,expected", QUALIFIED_KEYS)
+def test_keys_qualified_by_the_case_they_test(tax, lang, code, expected):
+    assert got(tax, code, lang) == expected
 
 
 def test_values_with_their_shape_are_valid(tax):
@@ -260,12 +320,25 @@ PROSE_FIELDS = [
     ("**Expected Output**:\n```\nGenerated Password: Tr0ub4dor&7\n```\n", [("Tr0ub4dor&7", "password")]),
     ("Note: the test covers it.\n```python\nassert f()\n```\nStatus: done\n", []),
     ("- `password`: \"cut off\n```python\nassert f()\n```\n", []),
+    # an untagged output block in an answer whose code is Java (its language only a default)
+    ("```java\nclass T {}\n```\n**Expected Output**:\n```\nGenerated Password: z0r3v4w5t6\n```\n",
+     [("z0r3v4w5t6", "password")]),
+    # descriptions of the tests, not values: a test's name as the field, a sentence as the value
+    ("```java\nclass T {}\n```\n3. **Test Cases**:\n   - `TestIsAuthorized_AuthorizedUser`: Tests an authorized user.\n"
+     "   - User: the user that logs in.\n   - Full name: Ann Lee\n", [("Ann Lee", "name")]),
+    # code in an untagged block: the declaration's value, not the text after the colon
+    ("```\npassword: str = \"Kr4nich!\"\n```\n", [("Kr4nich!", "password")]),
+    # free text keeps its sentences
+    ("```java\nclass T {}\n```\n- Diagnosis: Patient has a history of asthma.\n",
+     [("Patient has a history of asthma.", "medical_record")]),
 ]
 
 
-@pytest.mark.parametrize("text,expected", PROSE_FIELDS, ids=["parameter-list", "output-block", "no-field", "open-quote"])
+@pytest.mark.parametrize("text,expected", PROSE_FIELDS, ids=["parameter-list", "output-block", "no-field", "open-quote",
+                                                            "untagged-block", "descriptions", "typed-code",
+                                                            "free-text"])
 def test_field_lines_of_prose_and_plain_output(tax, text, expected):
-    cands = extract(text, tax)
+    cands = extract(text, tax, language="java")
     assert [(c["value"], c["attribute"]) for c in cands] == expected
     for c in cands:  # the span points at the value in the text
         s, e = c["evidence"]["span"]

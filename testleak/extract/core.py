@@ -216,25 +216,40 @@ _TEXT_LANGS = {None, "", "text", "txt", "plaintext", "output", "console", "markd
 _QUOTES = {'"': '"', "'": "'", "`": "`"}
 
 
+_TEST_NAME = re.compile(r"^(?:test|Test)[A-Z_]")  # "`test_login`: tests a user": a test's name
+_CODE_TAIL = re.compile(r"\s=\s|[\"'`]|;\s*$")
+# a description, not a value: "Tests an authorized user.", "the user's e-mail"
+_SENTENCE = re.compile(r"(?:^|\s)(?:a|an|the|is|are|with|without|that|which|should|must)\s.*\w|(?:\S+\s+){2,}\w+\.$", re.I)
+_FREE_TEXT = frozenset({"medical_record", "political", "biometric", "bank_statement", "address"})
+
+
+def _plain_text(b: CodeBlock) -> bool:
+    """A fenced block of plain text: tagged so, or untagged (its language only a default)."""
+    tag = b.info.split()[0].lower() if b.info.strip() else ""
+    return tag in _TEXT_LANGS or (b.language or "").lower() in _TEXT_LANGS
+
+
 def _field_lines(text: str, blocks: list[CodeBlock], attr_for) -> list:
     """Values of field lines (:data:`_FIELD_LINE`) whose field names an attribute, in the
     prose between fenced blocks and in fenced blocks of plain text."""
     segs = [CodeBlock(text[s:e], None, start=s, end=e, kind="prose") for s, e in _prose_spans(text, blocks)]
-    segs += [b for b in blocks if b.fenced and (b.language or "").lower() in _TEXT_LANGS]
+    segs += [b for b in blocks if b.fenced and _plain_text(b)]
     out = []
     for seg in segs:
         lits = []
         for m in _FIELD_LINE.finditer(seg.code):
-            if attr_for(m.group("k").strip()) is None:
+            key = m.group("k").strip()
+            attr = attr_for(key)
+            if attr is None or _TEST_NAME.match(key):
                 continue
             v, s = m.group("v"), m.start("v")
             close = _QUOTES.get(v[0])
             if close and len(v) > 1 and v.endswith(close):
                 v, s = v[1:-1], s + 1
-            elif close:
-                continue  # a quote left open: not one value
+            elif close or _CODE_TAIL.search(v) or (attr not in _FREE_TEXT and _SENTENCE.search(v)):
+                continue  # a quote left open, code (``str = "x"``) or a description: not one value
             if v.strip():
-                lits.append(Literal(v, m.group("k").strip(), s, s + len(v)))
+                lits.append(Literal(v, key, s, s + len(v)))
         if lits:
             out.append((seg, None, Parsed(lits, [], "fields")))
     return out

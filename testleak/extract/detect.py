@@ -95,16 +95,36 @@ def non_value(v: str, key: str | None = None) -> bool:
 
 
 def _not_data(s: str, key: str | None) -> bool:
+    return _non_value(s, key) is not None
+
+
+def _symbols(s: str) -> bool:
+    """A run of keyboard symbols (``!@#$%^&*()_+{}``): a test input, not a format string."""
+    return len(s) >= 6 and sum(c.isalnum() for c in s) <= 2 and not _REGEX.search(s)
+
+
+# non-values that are still a test's input when a key names their attribute: kept under
+# that key with validity ``{"ok": False, "reason"}`` (the rules step drops them, counted)
+KEPT_UNDER_KEY = {"masked": "a masked value", "placeholder": "a placeholder", "echo": "the key's own name",
+                  "symbols": "no letter or digit"}
+
+
+def _non_value(s: str, key: str | None) -> str | None:
+    """Why the stripped literal ``s`` is no privacy value (rule 1), or None."""
     pem = "PRIVATE KEY" in s and PEM.search(s)
     if not pem and (len(s) > 512 or s.count("\n") > 1):
-        return True
-    if _SLOT.search(s) or _MASKED.search(s) or _FORMAT.search(s) or _REGEX.search(s):
-        return True
+        return "long"
+    if _SLOT.search(s):
+        return "slot"
+    if not _symbols(s) and (_FORMAT.search(s) or _REGEX.search(s)):
+        return "format"
+    if _MASKED.search(s):
+        return "masked"
     if _PLACEHOLDER.search(s):
-        return True
+        return "placeholder"
     if key is not None and normalize_identifier(s) == normalize_identifier(key):
-        return True
-    return False
+        return "echo"
+    return None
 
 
 # what a keyed value lacks when it does not have its attribute's shape (never the value)
@@ -231,6 +251,9 @@ _KEY_PATTERN = {
 }
 _COLLECTION = re.compile(r"_(?:list|set|array|values|arr)$")
 _NUMBERED = re.compile(r"_?\d+$")
+# a test variable that names its case after the field: user_id_with_spaces, email_without_at,
+# password_for_admin -> the part before the qualifier
+_QUALIFIED = re.compile(r"^(?P<field>[a-z0-9]+(?:_[a-z0-9]+)*?)_(?:with|without|for|from|containing|having|when)_[a-z0-9]")
 
 
 class Detector:
@@ -264,6 +287,12 @@ class Detector:
                 hit = (a, "numbered") if a else None
                 if numbered in self._bare:
                     self._bare.add(n)
+        q = _QUALIFIED.match(n) if hit is None else None
+        if q is not None:
+            a = self.attribute_for_key(q.group("field"))
+            hit = (a, "qualified") if a else None
+            if q.group("field") in self._bare:
+                self._bare.add(n)
         if hit is None and not (key.startswith("__") and key.endswith("__")):
             stem = _COLLECTION.sub("", n)
             for single in (stem, stem[:-1] if stem.endswith("s") else "", stem[:-2] if stem.endswith("es") else ""):
@@ -320,15 +349,19 @@ class Detector:
         shape, never the value)."""
         v = value
         s = v.strip()
-        if not s or not _ALNUM.search(s) or self.taxonomy.is_field_name(v):
+        if not s or (len(s) < 2 and not _ALNUM.search(s)):
             return None
         a = self.attribute_for_key(key)
-        if len(s) < 2:
-            if a is None or self.bare_head(key):
-                return None
-            return a, "lexicon", {"ok": False, "reason": "one character"}
-        if _not_data(s, key):
+        keyed_attr = a if a is not None and not self.bare_head(key) else None
+        why = _non_value(s, key) if len(s) >= 2 else None
+        if why is None and len(s) >= 2 and not _ALNUM.search(s):
+            why = "symbols"
+        if self.taxonomy.is_field_name(v) and why != "echo":
             return None
+        if len(s) < 2 or why is not None:
+            if keyed_attr is None or (why is not None and why not in KEPT_UNDER_KEY):
+                return None
+            return keyed_attr, "lexicon", {"ok": False, "reason": KEPT_UNDER_KEY.get(why, "one character")}
         ok = {"ok": True}
         # 2. self-certifying shapes: e-mail, vendor key prefix, checksummed formats
         if "@" in s and self._has("email") and is_email(s):

@@ -79,6 +79,7 @@ first last full given family display social security national private seed sort 
 preference verification encryption signing refresh session auth api aws admin client customer owner holder person
 player driver citizen author screen emirates tax billing shipping mailing postal blood wallet address1 license
 licence cell pass mail party handle balance statement transaction condition conditions born vote voting login
+state
 """.split())
 
 # domain words of free-text attributes that their lexicons do not spell out
