@@ -76,14 +76,33 @@ def headline(methods: Sequence[Mapping], tests: Sequence[Mapping], control: Sequ
     p-values are also given Holm-adjusted over the baselines (:func:`holm_adjust`), and
     "significant" in the bullets means adjusted p < ALPHA."""
     tuned = [m for m in methods if m["model"] == "tuned"]
-    ours = next((m for m in tuned if m["kind"] == "ours" and m["stop"].startswith("reference")), None) \
-        or next((m for m in tuned if m["kind"] == "ours" and m["variant"] == "none"), None)
-    others = [m for m in tuned if m["kind"] in ("codexleaks", "codebreaker")] \
-        or [m for m in tuned if m["kind"] not in ("ours", None)]
+    ours, others = _ours_and_baselines(tuned)
     if ours is None or not others:
         return ("No answer: the calibration has no run of ours and of a baseline on the tuned model "
                 "(experiment.calibration_runs, canary.models).", [])
     names = [METHOD_NAMES.get(c["kind"], c["method"]) for c in others]
+    pair, ps, adjusted = _baseline_tests(ours, others, tests)
+    cond, matched = _spend_condition(names, others)
+    sentence = _answer_sentence(cond, ours, others, names, ps, adjusted)
+    change = [_difference_bullet(name, t, p, q, ours, len(others) > 1)
+              for name, t, p, q in zip(names, pair, ps, adjusted) if t is not None]
+    change += _caveat_bullets(tuned, matched, memorized, control)
+    return sentence, change
+
+
+def _ours_and_baselines(tuned: Sequence[Mapping]) -> tuple[Mapping | None, list[Mapping]]:
+    """Ours (the reference run, else the run without ablation) and the baselines among the
+    tuned-model method rows (CodexLeaks and Codebreaker, else any other kind)."""
+    ours = next((m for m in tuned if m["kind"] == "ours" and m["stop"].startswith("reference")), None) \
+        or next((m for m in tuned if m["kind"] == "ours" and m["variant"] == "none"), None)
+    others = [m for m in tuned if m["kind"] in ("codexleaks", "codebreaker")] \
+        or [m for m in tuned if m["kind"] not in ("ours", None)]
+    return ours, others
+
+
+def _baseline_tests(ours: Mapping, others: Sequence[Mapping], tests: Sequence[Mapping]) -> tuple[list, list, list]:
+    """Per baseline: the paired test against ours on the tuned model (None when absent), its p and
+    its p Holm-adjusted over the baselines that have one."""
     pair = [next((x for x in tests if x["model"] == "tuned" and {x["method_a"], x["method_b"]} == {ours["method"], c["method"]}),
                  None) for c in others]
     ps = [None if t is None else t["p"] for t in pair]
@@ -91,6 +110,12 @@ def headline(methods: Sequence[Mapping], tests: Sequence[Mapping], control: Sequ
     adjusted: list = [None] * len(others)
     for i, q in zip(known, holm_adjust([ps[i] for i in known])):
         adjusted[i] = q
+    return pair, ps, adjusted
+
+
+def _spend_condition(names: Sequence[str], others: Sequence[Mapping]) -> tuple[str, bool]:
+    """The budget clause of the answer (equal, unequal or unrecorded completion tokens against
+    ours) and whether every baseline matched ours' tokens within TOLERANCE."""
     spends = [(c["tokens_vs_reference_min"], c["tokens_vs_reference_max"]) for c in others]
     matched = all(lo is not None and abs(lo - 1) <= TOLERANCE and abs(hi - 1) <= TOLERANCE for lo, hi in spends)
     spent = ", ".join(f"{n} {lo:.0%}-{hi:.0%}" for n, (lo, hi) in zip(names, spends) if lo is not None)
@@ -101,34 +126,55 @@ def headline(methods: Sequence[Mapping], tests: Sequence[Mapping], control: Sequ
         cond = f"at equal completion tokens ({spent} of ours' per seed)"
     else:
         cond = f"at UNEQUAL completion tokens ({spent} of ours' per seed)"
-    fmt_p = lambda p: "n/a" if p is None else f"{p:.3g}"  # noqa: E731
-    ci = lambda m: f"{_pct(m['recall'])} [{_pct(m['recall_ci_low'])}, {_pct(m['recall_ci_high'])}]"  # noqa: E731
+    return cond, matched
+
+
+def _fmt_p(p) -> str:
+    return "n/a" if p is None else f"{p:.3g}"
+
+
+def _recall_ci(m: Mapping) -> str:
+    """A method row's recall with its 95 % interval, e.g. ``70% [45%, 90%]``."""
+    return f"{_pct(m['recall'])} [{_pct(m['recall_ci_low'])}, {_pct(m['recall_ci_high'])}]"
+
+
+def _answer_sentence(cond: str, ours: Mapping, others: Sequence[Mapping], names: Sequence[str],
+                     ps: Sequence, adjusted: Sequence) -> str:
+    """The one sentence: ours' recall against each baseline's under ``cond``, with the p-values
+    (and Holm-adjusted ones when there are several baselines)."""
     size = f"{ours['planted']} canaries x {ours['seeds']} seed{'s' if ours['seeds'] != 1 else ''}, tuned model"
     if len(others) == 1:
-        sentence = (f"{cond[0].upper()}{cond[1:]}, ours recovers {ci(ours)} of the planted canaries vs {names[0]} "
-                    f"{ci(others[0])} ({size}), p = {fmt_p(ps[0])} (exact paired sign-flip test over canaries).")
-    else:
-        vs = [f"{n} {ci(c)} (p = {fmt_p(p)}, Holm {fmt_p(q)})" for n, c, p, q in zip(names, others, ps, adjusted)]
-        sentence = (f"{cond[0].upper()}{cond[1:]}, ours recovers {ci(ours)} of the planted canaries vs "
-                    f"{', '.join(vs[:-1])} and {vs[-1]} ({size}; exact paired sign-flip tests over canaries, "
-                    f"Holm-adjusted over the {len(others)} baselines).")
+        return (f"{cond[0].upper()}{cond[1:]}, ours recovers {_recall_ci(ours)} of the planted canaries vs {names[0]} "
+                f"{_recall_ci(others[0])} ({size}), p = {_fmt_p(ps[0])} (exact paired sign-flip test over canaries).")
+    vs = [f"{n} {_recall_ci(c)} (p = {_fmt_p(p)}, Holm {_fmt_p(q)})" for n, c, p, q in zip(names, others, ps, adjusted)]
+    return (f"{cond[0].upper()}{cond[1:]}, ours recovers {_recall_ci(ours)} of the planted canaries vs "
+            f"{', '.join(vs[:-1])} and {vs[-1]} ({size}; exact paired sign-flip tests over canaries, "
+            f"Holm-adjusted over the {len(others)} baselines).")
+
+
+def _difference_bullet(name: str, t: Mapping, p, q, ours: Mapping, several: bool) -> str:
+    """What would change the order of ours and one baseline: the cells that would reverse a
+    significant difference, or what could separate a non-significant one (``several``: more than
+    one baseline, so the Holm-adjusted ``q`` decides)."""
+    diff = t["cells_a"] - t["cells_b"] if t["method_a"] == ours["method"] else t["cells_b"] - t["cells_a"]
+    sig = q if several else p
+    level = f"{ALPHA:.0%}" + (" after Holm's adjustment" if several else "")
+    if sig is not None and sig < ALPHA:
+        return (f"Ours vs {name}: the difference ({diff:+d} cells of {ours['cells']}) is significant at {level}; "
+                f"{abs(diff) + 1} more (canary, seed) cells recovered by "
+                f"{'%s alone' % name if diff > 0 else 'ours alone'} would reverse the order.")
+    return (f"Ours vs {name}: the difference ({diff:+d} cells of {ours['cells']}) is not significant at "
+            f"{level}: {t['discordant_canaries']} of {ours['planted']} canaries differ between the two; "
+            f"more canaries or seeds (narrower intervals) could separate them"
+            + (", and one more cell for either side breaks the tie." if diff == 0 else
+               f"; {abs(diff) + 1} more cells for the other side would reverse the order."))
+
+
+def _caveat_bullets(tuned: Sequence[Mapping], matched: bool, memorized: Mapping | None,
+                    control: Sequence[Mapping]) -> list[str]:
+    """The bullets after the pairwise ones: runs cut short by the response cap (or that all
+    matched), the memorization ceiling per duplication level, and the control check."""
     change = []
-    for name, t, p, q in zip(names, pair, ps, adjusted):
-        if t is None:
-            continue
-        diff = t["cells_a"] - t["cells_b"] if t["method_a"] == ours["method"] else t["cells_b"] - t["cells_a"]
-        sig = q if len(others) > 1 else p
-        level = f"{ALPHA:.0%}" + (" after Holm's adjustment" if len(others) > 1 else "")
-        if sig is not None and sig < ALPHA:
-            change.append(f"Ours vs {name}: the difference ({diff:+d} cells of {ours['cells']}) is significant at {level}; "
-                          f"{abs(diff) + 1} more (canary, seed) cells recovered by "
-                          f"{'%s alone' % name if diff > 0 else 'ours alone'} would reverse the order.")
-        else:
-            change.append(f"Ours vs {name}: the difference ({diff:+d} cells of {ours['cells']}) is not significant at "
-                          f"{level}: {t['discordant_canaries']} of {ours['planted']} canaries differ between the two; "
-                          f"more canaries or seeds (narrower intervals) could separate them"
-                          + (", and one more cell for either side breaks the tie." if diff == 0 else
-                             f"; {abs(diff) + 1} more cells for the other side would reverse the order."))
     short = [m for m in tuned if m["stop"] and "max_responses" in m["stop"]]
     if short:
         change.append("Runs that hit baseline_max_responses before reaching ours' tokens (a higher cap gives them "
@@ -144,7 +190,7 @@ def headline(methods: Sequence[Mapping], tests: Sequence[Mapping], control: Sequ
     change.append(f"The control model recovered {bad} (canary, seed) cells"
                   + (" (must be 0): the comparison is void until that bug is fixed." if bad else
                      "; any false recovery there would void the comparison."))
-    return sentence, change
+    return change
 
 
 def build_report(results: Sequence[Mapping], truth: Sequence[Mapping], out_dir, metrics_path,
