@@ -186,10 +186,8 @@ def run_finetune(params: Mapping, paths, model_loader=None, log=print) -> dict:
     import torch
 
     from ..llm.local import ensure_model
-    from .finetune import (FinetuneSettings, build_examples, load_gguf_model, memorization, memorization_rate,
-                           merged_weights, train_lora)
-    from .exposure import alternatives, exposures
-    from .gguf_io import hf_to_gguf_names, write_tuned_gguf
+    from .finetune import FinetuneSettings, build_examples, load_gguf_model, memorization
+    from .exposure import exposures
 
     cfg = _canary_cfg(params)
     cp = CanaryPaths(paths)
@@ -198,55 +196,21 @@ def run_finetune(params: Mapping, paths, model_loader=None, log=print) -> dict:
     texts = corpus_texts(cp.corpus)
     examples, probes = build_examples(texts, truth, settings.context_lines, settings.clean_windows, settings.seed)
     base_path = ensure_model(params["model"], paths.models)
-    t0 = time.perf_counter()
-    model, tok = (model_loader or load_gguf_model)(base_path)
-    load_s = time.perf_counter() - t0
+    (model, tok), load_s = _timed(model_loader or load_gguf_model, base_path)
     torch.set_num_threads(max(1, settings.threads))
     before = memorization(model, tok, probes)
-    ex_cfg = cfg.get("exposure") or {}
-    n_alt, batch_tokens = int(ex_cfg.get("alternatives", 1000)), int(ex_cfg.get("batch_tokens", 512))
-    planted = {t["value"] for t in truth}
-    alts = {t["id"]: alternatives(t, n_alt, int(cfg["seed"]), exclude=planted) for t in truth}
-    t2 = time.perf_counter()
-    exp_control = exposures(model, tok, probes, alts, batch_tokens)   # the untuned base model = control
-    exp_control_s = time.perf_counter() - t2
-    _log = (lambda r: log(f"finetune: epoch {r['epoch']} loss {r['loss']:.4f} {r['steps']} steps {r['seconds']:.1f}s",
-                          file=sys.stderr)) if log else None
-    peft_model, history = train_lora(model, tok, examples, settings, probes, _log)
+    n_alt, batch_tokens, alts = _exposure_alternatives(cfg, truth)
+    exp_control, exp_control_s = _timed(exposures, model, tok, probes, alts, batch_tokens)  # untuned base = control
+    peft_model, history = _train(model, tok, examples, settings, probes, log)
     after = memorization(peft_model, tok, probes)
-    t2 = time.perf_counter()
-    exp_tuned = exposures(peft_model, tok, probes, alts, batch_tokens)
-    exp_tuned_s = time.perf_counter() - t2
-    merged, changed = merged_weights(peft_model)
-    n_blocks = int(merged.config.num_hidden_layers)
-    arch = getattr(merged.config, "model_type", "qwen2")
-    names = hf_to_gguf_names(changed, arch, n_blocks)
-    sd = merged.state_dict()
-    replaced = {names[n]: sd[n].detach().float().numpy() for n in changed}
-    t1 = time.perf_counter()
-    info = write_tuned_gguf(base_path, cp.tuned_gguf, replaced, out_type=str(cfg.get("gguf_type", "f16")))
-    write_s = time.perf_counter() - t1
-    sha = write_stamp(cp.tuned_gguf)
-    model_cfg = tuned_model_config(params["model"], cp.tuned_gguf, sha)
-    write_json(cp.tuned_cfg, model_cfg)
-    by_id = {b["canary_id"]: b for b in before}
+    exp_tuned, exp_tuned_s = _timed(exposures, peft_model, tok, probes, alts, batch_tokens)
+    info, sha, write_s = _write_tuned_model(params, cfg, cp, base_path, peft_model)
     dup = {t["id"]: t["duplication"] for t in truth}
-    rows = [{"schema": MEMORIZATION_SCHEMA, **a, "duplication": dup[a["canary_id"]],
-             "memorized_before": by_id[a["canary_id"]]["memorized"], "nll_before": by_id[a["canary_id"]]["nll"],
-             "exposure": exp_tuned[a["canary_id"]]["exposure"], "rank": exp_tuned[a["canary_id"]]["rank"],
-             "exposure_control": exp_control[a["canary_id"]]["exposure"],
-             "rank_control": exp_control[a["canary_id"]]["rank"],
-             "exposure_candidates": exp_tuned[a["canary_id"]]["candidates"]} for a in after]
+    rows = _memorization_rows(before, after, dup, exp_tuned, exp_control)
     write_jsonl(cp.memorization, rows)
-    steps = sum(h["steps"] for h in history)
-    train_s = sum(h["seconds"] for h in history)
-    metrics = {"canaries": len(truth), "examples": len(examples), "epochs_run": len(history), "steps": steps,
-               "train_seconds": round(train_s, 2), "seconds_per_step": round(train_s / max(1, steps), 3),
-               "train_tokens_per_s": round(sum(h["tokens"] for h in history) / max(1e-9, train_s), 1),
+    metrics = {"canaries": len(truth), "examples": len(examples), **_training_metrics(history),
                "load_seconds": round(load_s, 2), "gguf_write_seconds": round(write_s, 2),
-               "memorized_before": memorization_rate(before), "memorized_after": memorization_rate(after),
-               "memorized_by_duplication": {str(k): memorization_rate([a for a in after if dup[a["canary_id"]] == k])
-                                            for k in sorted(set(dup.values()))},
+               **_memorization_metrics(before, after, dup),
                "exposure": {"alternatives": n_alt, "candidates_min": min((len(v) + 1 for v in alts.values()), default=0),
                             "alternative_tokens": sum(len(tok(v, add_special_tokens=False)["input_ids"])
                                                       for vs in alts.values() for v in vs),
@@ -257,6 +221,86 @@ def run_finetune(params: Mapping, paths, model_loader=None, log=print) -> dict:
                "settings": {k: (list(v) if isinstance(v, tuple) else v) for k, v in settings.__dict__.items()}}
     write_json(cp.finetune_metrics, metrics)
     return metrics
+
+
+def _timed(f, *args, **kwargs):
+    """``f(*args, **kwargs)`` and the wall-clock seconds it took."""
+    t0 = time.perf_counter()
+    out = f(*args, **kwargs)
+    return out, time.perf_counter() - t0
+
+
+def _exposure_alternatives(cfg: Mapping, truth: list[dict]) -> tuple[int, int, dict[str, list[str]]]:
+    """(alternatives per canary, tokens per scoring batch, {canary id: alternatives}) from
+    ``canary.exposure``; no alternative is a planted value."""
+    from .exposure import alternatives
+
+    ex_cfg = cfg.get("exposure") or {}
+    n_alt, batch_tokens = int(ex_cfg.get("alternatives", 1000)), int(ex_cfg.get("batch_tokens", 512))
+    planted = {t["value"] for t in truth}
+    alts = {t["id"]: alternatives(t, n_alt, int(cfg["seed"]), exclude=planted) for t in truth}
+    return n_alt, batch_tokens, alts
+
+
+def _train(model, tok, examples, settings, probes, log):
+    """LoRA training (:func:`testleak.canary.finetune.train_lora`), one log line per epoch on stderr
+    unless ``log`` is None; returns (adapted model, per-epoch history)."""
+    from .finetune import train_lora
+
+    _log = (lambda r: log(f"finetune: epoch {r['epoch']} loss {r['loss']:.4f} {r['steps']} steps {r['seconds']:.1f}s",
+                          file=sys.stderr)) if log else None
+    return train_lora(model, tok, examples, settings, probes, _log)
+
+
+def _write_tuned_model(params: Mapping, cfg: Mapping, cp: CanaryPaths, base_path, peft_model) -> tuple[dict, str, float]:
+    """Merge the adapter, write the changed tensors into a copy of the base GGUF, stamp it and
+    write the tuned model config; returns (write info, sha256, seconds of the GGUF write)."""
+    from .finetune import merged_weights
+    from .gguf_io import hf_to_gguf_names, write_tuned_gguf
+
+    merged, changed = merged_weights(peft_model)
+    n_blocks = int(merged.config.num_hidden_layers)
+    arch = getattr(merged.config, "model_type", "qwen2")
+    names = hf_to_gguf_names(changed, arch, n_blocks)
+    sd = merged.state_dict()
+    replaced = {names[n]: sd[n].detach().float().numpy() for n in changed}
+    info, write_s = _timed(write_tuned_gguf, base_path, cp.tuned_gguf, replaced,
+                           out_type=str(cfg.get("gguf_type", "f16")))
+    sha = write_stamp(cp.tuned_gguf)
+    model_cfg = tuned_model_config(params["model"], cp.tuned_gguf, sha)
+    write_json(cp.tuned_cfg, model_cfg)
+    return info, sha, write_s
+
+
+def _memorization_rows(before: list[dict], after: list[dict], dup: Mapping[str, int], exp_tuned: Mapping,
+                       exp_control: Mapping) -> list[dict]:
+    """One memorization/2 row per canary: memorization before and after training, duplication,
+    and exposure and rank under the tuned and the control model."""
+    by_id = {b["canary_id"]: b for b in before}
+    return [{"schema": MEMORIZATION_SCHEMA, **a, "duplication": dup[a["canary_id"]],
+             "memorized_before": by_id[a["canary_id"]]["memorized"], "nll_before": by_id[a["canary_id"]]["nll"],
+             "exposure": exp_tuned[a["canary_id"]]["exposure"], "rank": exp_tuned[a["canary_id"]]["rank"],
+             "exposure_control": exp_control[a["canary_id"]]["exposure"],
+             "rank_control": exp_control[a["canary_id"]]["rank"],
+             "exposure_candidates": exp_tuned[a["canary_id"]]["candidates"]} for a in after]
+
+
+def _training_metrics(history: list[dict]) -> dict:
+    """Epochs, steps, training seconds and throughput of the per-epoch ``history``."""
+    steps = sum(h["steps"] for h in history)
+    train_s = sum(h["seconds"] for h in history)
+    return {"epochs_run": len(history), "steps": steps,
+            "train_seconds": round(train_s, 2), "seconds_per_step": round(train_s / max(1, steps), 3),
+            "train_tokens_per_s": round(sum(h["tokens"] for h in history) / max(1e-9, train_s), 1)}
+
+
+def _memorization_metrics(before: list[dict], after: list[dict], dup: Mapping[str, int]) -> dict:
+    """Share of canaries memorized before and after training, and after training per duplication level."""
+    from .finetune import memorization_rate
+
+    return {"memorized_before": memorization_rate(before), "memorized_after": memorization_rate(after),
+            "memorized_by_duplication": {str(k): memorization_rate([a for a in after if dup[a["canary_id"]] == k])
+                                         for k in sorted(set(dup.values()))}}
 
 
 # -- stage canary_report: calibration runs ------------------------------------------------------

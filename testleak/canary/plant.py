@@ -146,52 +146,88 @@ def plant(files: Sequence[SourceFile], taxonomy_attributes: Mapping[str, Mapping
     ``absent`` is an error (one line per such spec line), never redrawn.
     Returns ({(repo, path): planted text}, ground-truth records).
     """
-    levels = [int(k) for k in duplication]
-    if not levels or any(k < 1 for k in levels):
-        raise ConfigError(f"canary.duplication={list(duplication)}: expected a non-empty list of integers >= 1")
+    levels = _duplication_levels(duplication)
     if not files:
         raise ConfigError("canary.files must be >= 1")
     rng = random.Random(seed)
     texts = {(f.repo, f.path): f.text for f in files}
     originals = [f.text for f in files]
-    drafts: list[dict] = []
     if spec is not None:
-        problems = []
-        for e in spec:
-            if any(e["value"] in t for t in originals):
-                problems.append(f"{spec_path}:{e['line']}: value already occurs in the untouched sampled corpus files; "
-                                f"expected a value absent from the corpus (a recovery must come from the planted copy)")
-            elif absent is not None and not absent(e["value"]):
-                problems.append(f"{spec_path}:{e['line']}: value already occurs in the corpus index; expected a value "
-                                f"absent from the corpus")
-        if problems:
-            from .spec import spec_error
-            raise spec_error(problems)
-        for i, e in enumerate(spec):
-            drafts.append({"attribute": e["attribute"], "value": e["value"], "source": "spec", "spec_line": e["line"],
-                           "user_context": e.get("context"), "seed": None, "draws": 1,
-                           "duplication": int(e.get("duplication") or levels[i % len(levels)])})
+        drafts = _spec_drafts(spec, originals, absent, levels, spec_path)
     else:
-        attrs = list(attributes or ATTRIBUTES)
-        unknown = [a for a in attrs if a not in taxonomy_attributes]
-        if unknown:
-            raise ConfigError(f"canary attributes {unknown} are not in the taxonomy; known: {', '.join(taxonomy_attributes)}")
-        if n < 1:
-            raise ConfigError("canary.n must be >= 1")
-        seen: set[str] = set()
-        for i in range(n):
-            attr = attrs[i % len(attrs)]
-            vseed = seed * 1000 + i
-            for attempt in range(50):
-                value = make_value(attr, vseed + attempt * 7919)
-                if value in seen or any(value in t for t in originals) or (absent is not None and not absent(value)):
-                    continue
-                break
-            else:
-                raise ConfigError(f"could not draw a unique, absent value for attribute {attr!r} in 50 attempts")
-            seen.add(value)
-            drafts.append({"attribute": attr, "value": value, "source": "faker", "seed": vseed, "draws": attempt + 1,
-                           "user_context": None, "duplication": duplication_of(i, len(attrs), levels)})
+        drafts = _faker_drafts(taxonomy_attributes, attributes, n, seed, originals, absent, levels)
+    truth = _place_drafts(drafts, files, texts, taxonomy_attributes, scenarios, rng)
+    _locate_copies(truth, texts)
+    return texts, truth
+
+
+def _duplication_levels(duplication: Sequence[int]) -> list[int]:
+    """``canary.duplication`` as integers, each >= 1 (at least one level)."""
+    levels = [int(k) for k in duplication]
+    if not levels or any(k < 1 for k in levels):
+        raise ConfigError(f"canary.duplication={list(duplication)}: expected a non-empty list of integers >= 1")
+    return levels
+
+
+def _spec_drafts(spec: Sequence[Mapping], originals: Sequence[str], absent: Callable[[str], bool] | None,
+                 levels: Sequence[int], spec_path: str) -> list[dict]:
+    """Drafts of the user canaries, after checking that no spec value is already in the corpus:
+    a value there cannot be redrawn, so it is an error naming its spec line."""
+    problems = []
+    for e in spec:
+        if any(e["value"] in t for t in originals):
+            problems.append(f"{spec_path}:{e['line']}: value already occurs in the untouched sampled corpus files; "
+                            f"expected a value absent from the corpus (a recovery must come from the planted copy)")
+        elif absent is not None and not absent(e["value"]):
+            problems.append(f"{spec_path}:{e['line']}: value already occurs in the corpus index; expected a value "
+                            f"absent from the corpus")
+    if problems:
+        from .spec import spec_error
+        raise spec_error(problems)
+    return [{"attribute": e["attribute"], "value": e["value"], "source": "spec", "spec_line": e["line"],
+             "user_context": e.get("context"), "seed": None, "draws": 1,
+             "duplication": int(e.get("duplication") or levels[i % len(levels)])} for i, e in enumerate(spec)]
+
+
+def _faker_drafts(taxonomy_attributes: Mapping[str, Mapping], attributes: Sequence[str] | None, n: int, seed: int,
+                  originals: Sequence[str], absent: Callable[[str], bool] | None, levels: Sequence[int]) -> list[dict]:
+    """Drafts of ``n`` Faker canaries, round-robin over ``attributes`` (default: all), each value
+    unique and absent from the corpus."""
+    attrs = list(attributes or ATTRIBUTES)
+    unknown = [a for a in attrs if a not in taxonomy_attributes]
+    if unknown:
+        raise ConfigError(f"canary attributes {unknown} are not in the taxonomy; known: {', '.join(taxonomy_attributes)}")
+    if n < 1:
+        raise ConfigError("canary.n must be >= 1")
+    seen: set[str] = set()
+    drafts = []
+    for i in range(n):
+        attr = attrs[i % len(attrs)]
+        vseed = seed * 1000 + i
+        value, draws = _draw_value(attr, vseed, seen, originals, absent)
+        seen.add(value)
+        drafts.append({"attribute": attr, "value": value, "source": "faker", "seed": vseed, "draws": draws,
+                       "user_context": None, "duplication": duplication_of(i, len(attrs), levels)})
+    return drafts
+
+
+def _draw_value(attr: str, vseed: int, seen: set[str], originals: Sequence[str],
+                absent: Callable[[str], bool] | None) -> tuple[str, int]:
+    """(value, draws): the first of up to 50 seeded values of ``attr`` that is new (not in
+    ``seen``) and absent from the untouched files and from ``absent``."""
+    for attempt in range(50):
+        value = make_value(attr, vseed + attempt * 7919)
+        if value in seen or any(value in t for t in originals) or (absent is not None and not absent(value)):
+            continue
+        return value, attempt + 1
+    raise ConfigError(f"could not draw a unique, absent value for attribute {attr!r} in 50 attempts")
+
+
+def _place_drafts(drafts: Sequence[Mapping], files: Sequence[SourceFile], texts: dict[tuple[str, str], str],
+                  taxonomy_attributes: Mapping[str, Mapping], scenarios: Mapping[str, Mapping],
+                  rng: random.Random) -> list[dict]:
+    """The ground-truth records: each draft gets a key, a scenario and its snippet, inserted
+    ``duplication`` times into ``texts`` (updated in place), the files taken in turn."""
     truth: list[dict] = []
     slot = 0
     for i, d in enumerate(drafts):
@@ -201,23 +237,13 @@ def plant(files: Sequence[SourceFile], taxonomy_attributes: Mapping[str, Mapping
         scen = [s for s, sc in scenarios.items() if attr in (sc.get("attributes") or [])]
         scenario = rng.choice(sorted(scen)) if scen else "generic"
         if d["user_context"] is not None:
-            from .spec import PLACEHOLDER
-            ctx = d["user_context"]
-            code = ctx.replace(PLACEHOLDER, value)
-            if not code.endswith("\n"):
-                code += "\n"
-            before = ctx[: ctx.index(PLACEHOLDER)]
-            line_prefix = before[before.rfind("\n") + 1:]
+            code, line_prefix = _user_snippet(d["user_context"], value)
             context, key = "spec", None
         else:
             context = CONTEXTS[i % len(CONTEXTS)]
             code, line_prefix = snippet(context, key, value, scenario, rng, (scenarios.get(scenario) or {}).get("title"))
-        placed = []
-        for _ in range(d["duplication"]):
-            f = files[slot % len(files)]
-            slot += 1
-            texts[(f.repo, f.path)], _line = insert_snippet(texts[(f.repo, f.path)], code, rng)
-            placed.append(f"{f.repo}/{f.path}")
+        placed = _insert_copies(texts, files, slot, d["duplication"], code, rng)
+        slot += d["duplication"]
         rec = {"id": f"canary-{i:03d}", "attribute": attr, "value": value, "value_hash": value_hash(value),
                "source": d["source"], "duplication": d["duplication"], "key": key, "scenario": scenario,
                "context_type": context, "context": code, "line_prefix": line_prefix,
@@ -226,8 +252,35 @@ def plant(files: Sequence[SourceFile], taxonomy_attributes: Mapping[str, Mapping
         if d["source"] == "spec":
             rec["spec_line"] = d["spec_line"]
         truth.append(rec)
-    # line numbers shift when a later snippet goes above an earlier one in the same file: locate
-    # every copy at the end (the k-th copy in a file is the k-th occurrence of the snippet there)
+    return truth
+
+
+def _user_snippet(ctx: str, value: str) -> tuple[str, str]:
+    """(code lines, prefix of the value's line up to the value) of a spec entry's own context."""
+    from .spec import PLACEHOLDER
+    code = ctx.replace(PLACEHOLDER, value)
+    if not code.endswith("\n"):
+        code += "\n"
+    before = ctx[: ctx.index(PLACEHOLDER)]
+    return code, before[before.rfind("\n") + 1:]
+
+
+def _insert_copies(texts: dict[tuple[str, str], str], files: Sequence[SourceFile], slot: int, k: int, code: str,
+                   rng: random.Random) -> list[str]:
+    """Insert ``k`` copies of ``code`` into the files from position ``slot`` on (cycling); returns
+    the ``repo/path`` of each copy."""
+    placed = []
+    for j in range(k):
+        f = files[(slot + j) % len(files)]
+        texts[(f.repo, f.path)], _line = insert_snippet(texts[(f.repo, f.path)], code, rng)
+        placed.append(f"{f.repo}/{f.path}")
+    return placed
+
+
+def _locate_copies(truth: Sequence[dict], texts: Mapping[tuple[str, str], str]) -> None:
+    """Set every record's copies, file and line from the final texts: line numbers shift when a later
+    snippet goes above an earlier one in the same file, so every copy is located at the end (the
+    k-th copy in a file is the k-th occurrence of the snippet there)."""
     for t in truth:
         lines = []
         for f in sorted(set(t["copies"])):
@@ -243,7 +296,6 @@ def plant(files: Sequence[SourceFile], taxonomy_attributes: Mapping[str, Mapping
         t["copies"] = lines
         t["file"], t["line"] = lines[0]["file"], lines[0]["line"]
         t["repo"] = t["file"].split("/", 1)[0]
-    return texts, truth
 
 
 def write_corpus(texts: Mapping[tuple[str, str], str], out_dir: str | Path) -> int:

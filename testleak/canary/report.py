@@ -39,14 +39,11 @@ import math
 from pathlib import Path
 from typing import Mapping, Sequence
 
-import numpy as np
-
 from ..equalcost import TOLERANCE
 from ..metrics.stats import holm_adjust
-from ..privacy import mask
-from .exposure import band_labels, band_of
 from ..records import write_json
-from .tables import _ci, _key, control_rows, group_recall, method_rows, method_tests, token_curves
+from .tables import (control_rows, duplication_rows, exposure_rows, method_rows, method_tests, run_rows,
+                     token_curves)
 from .tables import CURVE_POINTS, methods_of, recovered_matrix, seeds_of  # noqa: F401 (re-exported: one home, .tables)
 
 ALPHA = 0.05            # the level the one-sentence answer calls a difference significant at
@@ -76,14 +73,33 @@ def headline(methods: Sequence[Mapping], tests: Sequence[Mapping], control: Sequ
     p-values are also given Holm-adjusted over the baselines (:func:`holm_adjust`), and
     "significant" in the bullets means adjusted p < ALPHA."""
     tuned = [m for m in methods if m["model"] == "tuned"]
-    ours = next((m for m in tuned if m["kind"] == "ours" and m["stop"].startswith("reference")), None) \
-        or next((m for m in tuned if m["kind"] == "ours" and m["variant"] == "none"), None)
-    others = [m for m in tuned if m["kind"] in ("codexleaks", "codebreaker")] \
-        or [m for m in tuned if m["kind"] not in ("ours", None)]
+    ours, others = _ours_and_baselines(tuned)
     if ours is None or not others:
         return ("No answer: the calibration has no run of ours and of a baseline on the tuned model "
                 "(experiment.calibration_runs, canary.models).", [])
     names = [METHOD_NAMES.get(c["kind"], c["method"]) for c in others]
+    pair, ps, adjusted = _baseline_tests(ours, others, tests)
+    cond, matched = _spend_condition(names, others)
+    sentence = _answer_sentence(cond, ours, others, names, ps, adjusted)
+    change = [_difference_bullet(name, t, p, q, ours, len(others) > 1)
+              for name, t, p, q in zip(names, pair, ps, adjusted) if t is not None]
+    change += _caveat_bullets(tuned, matched, memorized, control)
+    return sentence, change
+
+
+def _ours_and_baselines(tuned: Sequence[Mapping]) -> tuple[Mapping | None, list[Mapping]]:
+    """Ours (the reference run, else the run without ablation) and the baselines among the
+    tuned-model method rows (CodexLeaks and Codebreaker, else any other kind)."""
+    ours = next((m for m in tuned if m["kind"] == "ours" and m["stop"].startswith("reference")), None) \
+        or next((m for m in tuned if m["kind"] == "ours" and m["variant"] == "none"), None)
+    others = [m for m in tuned if m["kind"] in ("codexleaks", "codebreaker")] \
+        or [m for m in tuned if m["kind"] not in ("ours", None)]
+    return ours, others
+
+
+def _baseline_tests(ours: Mapping, others: Sequence[Mapping], tests: Sequence[Mapping]) -> tuple[list, list, list]:
+    """Per baseline: the paired test against ours on the tuned model (None when absent), its p and
+    its p Holm-adjusted over the baselines that have one."""
     pair = [next((x for x in tests if x["model"] == "tuned" and {x["method_a"], x["method_b"]} == {ours["method"], c["method"]}),
                  None) for c in others]
     ps = [None if t is None else t["p"] for t in pair]
@@ -91,6 +107,12 @@ def headline(methods: Sequence[Mapping], tests: Sequence[Mapping], control: Sequ
     adjusted: list = [None] * len(others)
     for i, q in zip(known, holm_adjust([ps[i] for i in known])):
         adjusted[i] = q
+    return pair, ps, adjusted
+
+
+def _spend_condition(names: Sequence[str], others: Sequence[Mapping]) -> tuple[str, bool]:
+    """The budget clause of the answer (equal, unequal or unrecorded completion tokens against
+    ours) and whether every baseline matched ours' tokens within TOLERANCE."""
     spends = [(c["tokens_vs_reference_min"], c["tokens_vs_reference_max"]) for c in others]
     matched = all(lo is not None and abs(lo - 1) <= TOLERANCE and abs(hi - 1) <= TOLERANCE for lo, hi in spends)
     spent = ", ".join(f"{n} {lo:.0%}-{hi:.0%}" for n, (lo, hi) in zip(names, spends) if lo is not None)
@@ -101,34 +123,55 @@ def headline(methods: Sequence[Mapping], tests: Sequence[Mapping], control: Sequ
         cond = f"at equal completion tokens ({spent} of ours' per seed)"
     else:
         cond = f"at UNEQUAL completion tokens ({spent} of ours' per seed)"
-    fmt_p = lambda p: "n/a" if p is None else f"{p:.3g}"  # noqa: E731
-    ci = lambda m: f"{_pct(m['recall'])} [{_pct(m['recall_ci_low'])}, {_pct(m['recall_ci_high'])}]"  # noqa: E731
+    return cond, matched
+
+
+def _fmt_p(p) -> str:
+    return "n/a" if p is None else f"{p:.3g}"
+
+
+def _recall_ci(m: Mapping) -> str:
+    """A method row's recall with its 95 % interval, e.g. ``70% [45%, 90%]``."""
+    return f"{_pct(m['recall'])} [{_pct(m['recall_ci_low'])}, {_pct(m['recall_ci_high'])}]"
+
+
+def _answer_sentence(cond: str, ours: Mapping, others: Sequence[Mapping], names: Sequence[str],
+                     ps: Sequence, adjusted: Sequence) -> str:
+    """The one sentence: ours' recall against each baseline's under ``cond``, with the p-values
+    (and Holm-adjusted ones when there are several baselines)."""
     size = f"{ours['planted']} canaries x {ours['seeds']} seed{'s' if ours['seeds'] != 1 else ''}, tuned model"
     if len(others) == 1:
-        sentence = (f"{cond[0].upper()}{cond[1:]}, ours recovers {ci(ours)} of the planted canaries vs {names[0]} "
-                    f"{ci(others[0])} ({size}), p = {fmt_p(ps[0])} (exact paired sign-flip test over canaries).")
-    else:
-        vs = [f"{n} {ci(c)} (p = {fmt_p(p)}, Holm {fmt_p(q)})" for n, c, p, q in zip(names, others, ps, adjusted)]
-        sentence = (f"{cond[0].upper()}{cond[1:]}, ours recovers {ci(ours)} of the planted canaries vs "
-                    f"{', '.join(vs[:-1])} and {vs[-1]} ({size}; exact paired sign-flip tests over canaries, "
-                    f"Holm-adjusted over the {len(others)} baselines).")
+        return (f"{cond[0].upper()}{cond[1:]}, ours recovers {_recall_ci(ours)} of the planted canaries vs {names[0]} "
+                f"{_recall_ci(others[0])} ({size}), p = {_fmt_p(ps[0])} (exact paired sign-flip test over canaries).")
+    vs = [f"{n} {_recall_ci(c)} (p = {_fmt_p(p)}, Holm {_fmt_p(q)})" for n, c, p, q in zip(names, others, ps, adjusted)]
+    return (f"{cond[0].upper()}{cond[1:]}, ours recovers {_recall_ci(ours)} of the planted canaries vs "
+            f"{', '.join(vs[:-1])} and {vs[-1]} ({size}; exact paired sign-flip tests over canaries, "
+            f"Holm-adjusted over the {len(others)} baselines).")
+
+
+def _difference_bullet(name: str, t: Mapping, p, q, ours: Mapping, several: bool) -> str:
+    """What would change the order of ours and one baseline: the cells that would reverse a
+    significant difference, or what could separate a non-significant one (``several``: more than
+    one baseline, so the Holm-adjusted ``q`` decides)."""
+    diff = t["cells_a"] - t["cells_b"] if t["method_a"] == ours["method"] else t["cells_b"] - t["cells_a"]
+    sig = q if several else p
+    level = f"{ALPHA:.0%}" + (" after Holm's adjustment" if several else "")
+    if sig is not None and sig < ALPHA:
+        return (f"Ours vs {name}: the difference ({diff:+d} cells of {ours['cells']}) is significant at {level}; "
+                f"{abs(diff) + 1} more (canary, seed) cells recovered by "
+                f"{'%s alone' % name if diff > 0 else 'ours alone'} would reverse the order.")
+    return (f"Ours vs {name}: the difference ({diff:+d} cells of {ours['cells']}) is not significant at "
+            f"{level}: {t['discordant_canaries']} of {ours['planted']} canaries differ between the two; "
+            f"more canaries or seeds (narrower intervals) could separate them"
+            + (", and one more cell for either side breaks the tie." if diff == 0 else
+               f"; {abs(diff) + 1} more cells for the other side would reverse the order."))
+
+
+def _caveat_bullets(tuned: Sequence[Mapping], matched: bool, memorized: Mapping | None,
+                    control: Sequence[Mapping]) -> list[str]:
+    """The bullets after the pairwise ones: runs cut short by the response cap (or that all
+    matched), the memorization ceiling per duplication level, and the control check."""
     change = []
-    for name, t, p, q in zip(names, pair, ps, adjusted):
-        if t is None:
-            continue
-        diff = t["cells_a"] - t["cells_b"] if t["method_a"] == ours["method"] else t["cells_b"] - t["cells_a"]
-        sig = q if len(others) > 1 else p
-        level = f"{ALPHA:.0%}" + (" after Holm's adjustment" if len(others) > 1 else "")
-        if sig is not None and sig < ALPHA:
-            change.append(f"Ours vs {name}: the difference ({diff:+d} cells of {ours['cells']}) is significant at {level}; "
-                          f"{abs(diff) + 1} more (canary, seed) cells recovered by "
-                          f"{'%s alone' % name if diff > 0 else 'ours alone'} would reverse the order.")
-        else:
-            change.append(f"Ours vs {name}: the difference ({diff:+d} cells of {ours['cells']}) is not significant at "
-                          f"{level}: {t['discordant_canaries']} of {ours['planted']} canaries differ between the two; "
-                          f"more canaries or seeds (narrower intervals) could separate them"
-                          + (", and one more cell for either side breaks the tie." if diff == 0 else
-                             f"; {abs(diff) + 1} more cells for the other side would reverse the order."))
     short = [m for m in tuned if m["stop"] and "max_responses" in m["stop"]]
     if short:
         change.append("Runs that hit baseline_max_responses before reaching ours' tokens (a higher cap gives them "
@@ -144,7 +187,7 @@ def headline(methods: Sequence[Mapping], tests: Sequence[Mapping], control: Sequ
     change.append(f"The control model recovered {bad} (canary, seed) cells"
                   + (" (must be 0): the comparison is void until that bug is fixed." if bad else
                      "; any false recovery there would void the comparison."))
-    return sentence, change
+    return change
 
 
 def build_report(results: Sequence[Mapping], truth: Sequence[Mapping], out_dir, metrics_path,
@@ -155,149 +198,28 @@ def build_report(results: Sequence[Mapping], truth: Sequence[Mapping], out_dir, 
     (canary_id, exposure, exposure_control, memorized); ``bands``: exposure band edges in bits."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    for stale in ("recall_curves.png",):            # replaced by recall_vs_tokens.png
-        (out / stale).unlink(missing_ok=True)
-    by_id = {t["id"]: t for t in truth}
-    summary, attr_rows, curve_rows, bugs = [], [], [], []
-    for r in results:
-        rc = r["recall"]
-        b = r.get("budget") or {}
-        summary.append({"run": r["run"], "model": r["model"], "method": _key(r), "seed": r.get("seed", 0),
-                        "kind": r["method"], "variant": r["variant"],
-                        "responses": rc["responses"], "responses_ok": rc["responses_ok"],
-                        # the run's budget (calls, prompt and completion tokens of its responses) and why it stopped
-                        **{k: (r.get("spend") or {}).get(k) for k in ("calls", "prompt_tokens", "completion_tokens")},
-                        "target_completion_tokens": b.get("target_completion_tokens"),
-                        "stop": b.get("stop") or ("reference" if r.get("reference") else "own size"),
-                        "candidates": rc["candidates"], "planted": rc["planted"],
-                        "recovered": len(rc["recovered"]), "recall": round(rc["recall"], 4),
-                        **_ci(np.array([[1 if t["id"] in rc["recovered"] else 0] for t in truth]).reshape(len(truth), 1)),
-                        "confirmed": len(rc["confirmed_ids"]), "confirmed_recall": round(rc["confirmed_recall"], 4),
-                        "confirmed_non_canary": rc["confirmed_non_canary"],
-                        "confirmed_non_canary_in_corpus": rc["confirmed_non_canary_in_corpus"]})
-        for attr, a in rc["by_attribute"].items():
-            attr_rows.append({"run": r["run"], "model": r["model"], "attribute": attr, **a})
-        for pt in rc["curve"]:
-            curve_rows.append({"run": r["run"], "model": r["model"], **pt})
-        if r["model"] == "control":
-            for cid in rc["recovered"]:
-                bugs.append({"run": r["run"], "canary_id": cid, "attribute": by_id[cid]["attribute"],
-                             "value": mask(by_id[cid]["value"])})
+    (out / "recall_curves.png").unlink(missing_ok=True)     # stale: replaced by recall_vs_tokens.png
+    summary, attr_rows, curve_rows, bugs = run_rows(results, truth)
     methods = method_rows(results, truth)
     tests = method_tests(results, truth)
     tok_rows = token_curves(results, truth)
     control = control_rows(results, truth)
-    _csv(out / "recall.csv", summary)
-    _csv(out / "methods.csv", methods)
-    _csv(out / "by_attribute.csv", attr_rows)
-    _csv(out / "curves.csv", curve_rows)
-    _csv(out / "recall_vs_tokens.csv", tok_rows)
-    _csv(out / "paired_tests.csv", tests)
-    _csv(out / "control.csv", control)
+    for name, rows in (("recall.csv", summary), ("methods.csv", methods), ("by_attribute.csv", attr_rows),
+                       ("curves.csv", curve_rows), ("recall_vs_tokens.csv", tok_rows), ("paired_tests.csv", tests),
+                       ("control.csv", control)):
+        _csv(out / name, rows)
     _plot(tok_rows, out / "recall_vs_tokens.png")
     mem = {m["canary_id"]: m for m in memorization or []}
-    levels = sorted({t.get("duplication", 1) for t in truth})
-    mem_by_level = ({str(k): sum(1 for t in truth if t.get("duplication", 1) == k and (mem.get(t["id"]) or {}).get("memorized"))
-                     / max(1, sum(1 for t in truth if t.get("duplication", 1) == k)) for k in levels} if mem else None)
-    sentence, change = headline(methods, tests, control, mem_by_level)
-    lines = ["# Canary calibration: recall against planted ground truth", "", f"**Answer.** {sentence}", "",
-             "What would change it:", ""] + [f"- {c}" for c in change] + [""]
-    if bugs:
-        lines += ["**BUG: the untuned control model 'recovered' canaries it never saw.** The planted values "
-                  "are supposed to be absent from everything the base model was trained on; check the matcher, "
-                  "the caches (a tuned answer served for the control?) and the ground truth.", ""]
-        lines += [f"- {b['run']}: {b['canary_id']} ({b['attribute']}) {b['value']}" for b in bugs] + [""]
-    else:
-        lines += ["Control check passed: the untuned model recovered no canary.", ""]
-    if finetune:
-        lines += [f"Fine-tune: {finetune.get('canaries')} canaries, {finetune.get('steps')} steps, memorized "
-                  f"(greedy completion from own prefix) before {finetune.get('memorized_before', 0):.0%}, "
-                  f"after {finetune.get('memorized_after', 0):.0%}.", ""]
-    lines += ["## Methods (recall over canaries x seeds, 95 % two-way bootstrap interval)", "",
-              "| model | method | variant | seeds | recovered cells | recall [95 % CI] | canaries recovered in any seed | "
-              "mean calls / prompt / completion tokens per seed | completion tokens vs ours (min-max over seeds) | stop |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
-    for m in methods:
-        spend = " / ".join("-" if m[f"mean_{k}"] is None else f"{m[f'mean_{k}']:g}"
-                           for k in ("calls", "prompt_tokens", "completion_tokens"))
-        ratio = ("-" if m["tokens_vs_reference_min"] is None else
-                 f"{m['tokens_vs_reference_min']:.0%}-{m['tokens_vs_reference_max']:.0%}")
-        lines.append(f"| {m['model']} | {m['method']} | {m['variant']} | {m['seeds']} | {m['recovered_cells']}/{m['cells']} | "
-                     f"{m['recall']:.1%} [{m['recall_ci_low']:.1%}, {m['recall_ci_high']:.1%}] | "
-                     f"{m['recovered_any_seed']}/{m['planted']} | {spend} | {ratio} | {m['stop']} |")
-    if tests:
-        lines += ["", "## Paired tests (same canaries and seeds)", "",
-                  "p: exact paired sign-flip test over canaries (statistic: sum over canaries of cells recovered by A "
-                  "minus by B); p McNemar: exact McNemar on recovered in any seed (only canaries recovered by exactly "
-                  "one of the two count). Two-sided.", "",
-                  "| model | method A | method B | seeds | recall A | recall B | discordant canaries | T | p | "
-                  "any seed: both / only A / only B / neither | p McNemar |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|"]
-        lines += [f"| {q['model']} | {q['method_a']} | {q['method_b']} | {q['seeds']} | {q['recall_a']:.1%} | "
-                  f"{q['recall_b']:.1%} | {q['discordant_canaries']} | {q['t']} | {q['p']:.4g} | {q['any_both']} / "
-                  f"{q['any_only_a']} / {q['any_only_b']} / {q['any_neither']} | {q['p_mcnemar_any_seed']:.4g} |"
-                  for q in tests]
-    if control:
-        lines += ["", "## False recoveries on the control model (untuned: every recovery is false)", "",
-                  "| method | seeds | false (canary, seed) cells | canaries | rate [95 % CI] |", "|---|---|---|---|---|"]
-        lines += [f"| {c['method']} | {c['seeds']} | {c['false_recoveries']}/{c['cells']} | {c['canaries']} | "
-                  f"{c['rate']:.1%} [{c['rate_ci_low']:.1%}, {c['rate_ci_high']:.1%}] |" for c in control]
-    lines += ["", "## Runs (one per method and seed)", "",
-              "| run | model | method | seed | responses | calls / prompt / completion tokens | target tokens | stop | "
-              "candidates | recovered | recall [95 % CI] | confirmed | confirmed non-canary (of them in the untouched corpus) |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for s in summary:
-        budget = " / ".join("-" if s[k] is None else str(s[k]) for k in ("calls", "prompt_tokens", "completion_tokens"))
-        lines.append(f"| {s['run']} | {s['model']} | {s['method']} | {s['seed']} | {s['responses']} | {budget} | "
-                     f"{'-' if s['target_completion_tokens'] is None else s['target_completion_tokens']} | {s['stop']} | "
-                     f"{s['candidates']} | {s['recovered']}/{s['planted']} | {s['recall']:.1%} "
-                     f"[{s['recall_ci_low']:.1%}, {s['recall_ci_high']:.1%}] | {s['confirmed']} | "
-                     f"{s['confirmed_non_canary']} ({s['confirmed_non_canary_in_corpus']}) |")
-    dup_rows = group_recall(results, truth, lambda r, t: t.get("duplication", 1), "duplication")
-    for row in dup_rows:
-        ids = [t["id"] for t in truth if t.get("duplication", 1) == row["duplication"]]
-        row["memorized"] = sum(1 for i in ids if (mem.get(i) or {}).get("memorized")) if mem else ""
+    sentence, change = headline(methods, tests, control, _memorized_by_level(truth, mem))
+    dup_rows = duplication_rows(results, truth, mem)
+    exp_rows = exposure_rows(results, truth, mem, bands)
     _csv(out / "by_duplication.csv", dup_rows)
-    exp_rows = []
-    if mem:
-        exp_rows = group_recall(results, truth, lambda r, t: band_of(
-            (mem.get(t["id"]) or {}).get("exposure" if r["model"] == "tuned" else "exposure_control"), bands),
-            "exposure_band", order=band_labels(bands) + ["n/a"])
     _csv(out / "by_exposure.csv", exp_rows)
-    lines += ["", "Recall per duplication level (copies of each canary in the corpus; recovered/planted (canary, seed) "
-              "cells, recall [95 % CI]; memorized = greedy completion from the canary's own prefix after fine-tuning, "
-              "canaries):", ""]
-    lines += _group_table(dup_rows, "duplication", extra="memorized")
-    if mem:
-        lines += ["", f"Recall per exposure band (bits; exposure under the model the run probed, "
-                  f"{_exposure_note(memorization)}):", ""]
-        lines += _group_table(exp_rows, "exposure_band")
-        lines += ["", "Exposure per duplication level (mean bits, tuned vs control model):", "",
-                  "| duplication | canaries | exposure tuned | exposure control |", "|---|---|---|---|"]
-        for k in levels:
-            ms = [mem[t["id"]] for t in truth if t.get("duplication", 1) == k and t["id"] in mem]
-            lines.append(f"| {k} | {len(ms)} | {_avg(m['exposure'] for m in ms)} | "
-                         f"{_avg(m['exposure_control'] for m in ms)} |")
-    lines += ["", "Recall vs completion tokens with 95 % bands: `recall_vs_tokens.csv`, `recall_vs_tokens.png`; "
-              "per attribute: `by_attribute.csv`; recall after i responses per run: `curves.csv`.",
-              "Intervals: 95 % percentile two-way bootstrap, canaries and seeds resampled independently (9,999 "
-              "resamples, seed 0; testleak/metrics/stats.py); per-run rows: canaries only.",
-              "Equal tokens: per model and seed, every run but ours matches ours' completion tokens "
-              "(experiment.baseline_budget: match_ours, testleak/equalcost.py), capped at baseline_max_responses.",
-              "Recall: a candidate equal to or containing the canary (also after removing spaces, dashes, dots and "
-              "parentheses); confirmed: that candidate passed judge, local-index window and review (auto).",
-              "Confirmed non-canary: confirmed values that match no canary, e.g. other synthetic fields of a planted "
-              "snippet (memorized with it) or real values of the untouched corpus (counted in parentheses)."]
+    lines = (_answer_lines(sentence, change) + _control_check_lines(bugs) + _finetune_lines(finetune)
+             + _methods_table(methods) + _tests_table(tests) + _control_table(control) + _runs_table(summary)
+             + _group_sections(dup_rows, exp_rows, truth, mem, memorization) + list(_NOTES))
     (out / "canary.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    groups: dict = {}
-    for m in methods:
-        k = f"{m['model']}/{m['method']}"
-        groups[k] = {**{c: v for c, v in m.items() if c not in ("model", "method")},
-                     "recall_by_duplication": {str(r["duplication"]): r["recall"] for r in dup_rows
-                                               if r["model"] == m["model"] and r["method"] == m["method"]},
-                     "recall_by_exposure_band": {r["exposure_band"]: r["recall"] for r in exp_rows
-                                                 if r["model"] == m["model"] and r["method"] == m["method"]}}
-    metrics = {"answer": sentence, "methods": groups,
+    metrics = {"answer": sentence, "methods": _method_groups(methods, dup_rows, exp_rows),
                "runs": {s["run"]: {k: v for k, v in s.items() if k != "run"} for s in summary},
                "tests": {f"{q['model']}/{q['method_a']}~{q['method_b']}": {"p": q["p"],
                                                                             "p_mcnemar_any_seed": q["p_mcnemar_any_seed"]}
@@ -307,6 +229,151 @@ def build_report(results: Sequence[Mapping], truth: Sequence[Mapping], out_dir, 
     write_json(metrics_path, metrics)
     return {"summary": summary, "methods": methods, "tests": tests, "control": control, "answer": sentence,
             "change": change, "bugs": bugs, "files": sorted(p.name for p in out.iterdir())}
+
+
+def _dup_levels(truth: Sequence[Mapping]) -> list:
+    """The duplication levels of the ground truth (unset: 1), ascending."""
+    return sorted({t.get("duplication", 1) for t in truth})
+
+
+def _memorized_by_level(truth: Sequence[Mapping], mem: Mapping[str, Mapping]) -> dict | None:
+    """{level: share of its canaries memorized}, None without memorization rows."""
+    if not mem:
+        return None
+    return {str(k): sum(1 for t in truth if t.get("duplication", 1) == k and (mem.get(t["id"]) or {}).get("memorized"))
+            / max(1, sum(1 for t in truth if t.get("duplication", 1) == k)) for k in _dup_levels(truth)}
+
+
+def _answer_lines(sentence: str, change: Sequence[str]) -> list[str]:
+    return ["# Canary calibration: recall against planted ground truth", "", f"**Answer.** {sentence}", "",
+            "What would change it:", ""] + [f"- {c}" for c in change] + [""]
+
+
+def _control_check_lines(bugs: Sequence[Mapping]) -> list[str]:
+    """The control check: passed, or a BUG paragraph listing every false recovery (masked)."""
+    if not bugs:
+        return ["Control check passed: the untuned model recovered no canary.", ""]
+    return (["**BUG: the untuned control model 'recovered' canaries it never saw.** The planted values "
+             "are supposed to be absent from everything the base model was trained on; check the matcher, "
+             "the caches (a tuned answer served for the control?) and the ground truth.", ""]
+            + [f"- {b['run']}: {b['canary_id']} ({b['attribute']}) {b['value']}" for b in bugs] + [""])
+
+
+def _finetune_lines(finetune: Mapping | None) -> list[str]:
+    if not finetune:
+        return []
+    return [f"Fine-tune: {finetune.get('canaries')} canaries, {finetune.get('steps')} steps, memorized "
+            f"(greedy completion from own prefix) before {finetune.get('memorized_before', 0):.0%}, "
+            f"after {finetune.get('memorized_after', 0):.0%}.", ""]
+
+
+def _methods_table(methods: Sequence[Mapping]) -> list[str]:
+    """Markdown: one row per model and method (recall over canaries x seeds, spend, stop)."""
+    lines = ["## Methods (recall over canaries x seeds, 95 % two-way bootstrap interval)", "",
+             "| model | method | variant | seeds | recovered cells | recall [95 % CI] | canaries recovered in any seed | "
+             "mean calls / prompt / completion tokens per seed | completion tokens vs ours (min-max over seeds) | stop |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for m in methods:
+        spend = " / ".join("-" if m[f"mean_{k}"] is None else f"{m[f'mean_{k}']:g}"
+                           for k in ("calls", "prompt_tokens", "completion_tokens"))
+        ratio = ("-" if m["tokens_vs_reference_min"] is None else
+                 f"{m['tokens_vs_reference_min']:.0%}-{m['tokens_vs_reference_max']:.0%}")
+        lines.append(f"| {m['model']} | {m['method']} | {m['variant']} | {m['seeds']} | {m['recovered_cells']}/{m['cells']} | "
+                     f"{m['recall']:.1%} [{m['recall_ci_low']:.1%}, {m['recall_ci_high']:.1%}] | "
+                     f"{m['recovered_any_seed']}/{m['planted']} | {spend} | {ratio} | {m['stop']} |")
+    return lines
+
+
+def _tests_table(tests: Sequence[Mapping]) -> list[str]:
+    """Markdown: the paired tests of every pair of methods on the same model (none: no lines)."""
+    if not tests:
+        return []
+    return ["", "## Paired tests (same canaries and seeds)", "",
+            "p: exact paired sign-flip test over canaries (statistic: sum over canaries of cells recovered by A "
+            "minus by B); p McNemar: exact McNemar on recovered in any seed (only canaries recovered by exactly "
+            "one of the two count). Two-sided.", "",
+            "| model | method A | method B | seeds | recall A | recall B | discordant canaries | T | p | "
+            "any seed: both / only A / only B / neither | p McNemar |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"] + [
+        f"| {q['model']} | {q['method_a']} | {q['method_b']} | {q['seeds']} | {q['recall_a']:.1%} | "
+        f"{q['recall_b']:.1%} | {q['discordant_canaries']} | {q['t']} | {q['p']:.4g} | {q['any_both']} / "
+        f"{q['any_only_a']} / {q['any_only_b']} / {q['any_neither']} | {q['p_mcnemar_any_seed']:.4g} |"
+        for q in tests]
+
+
+def _control_table(control: Sequence[Mapping]) -> list[str]:
+    """Markdown: false recoveries per method on the control model (no control runs: no lines)."""
+    if not control:
+        return []
+    return ["", "## False recoveries on the control model (untuned: every recovery is false)", "",
+            "| method | seeds | false (canary, seed) cells | canaries | rate [95 % CI] |", "|---|---|---|---|---|"] + [
+        f"| {c['method']} | {c['seeds']} | {c['false_recoveries']}/{c['cells']} | {c['canaries']} | "
+        f"{c['rate']:.1%} [{c['rate_ci_low']:.1%}, {c['rate_ci_high']:.1%}] |" for c in control]
+
+
+def _runs_table(summary: Sequence[Mapping]) -> list[str]:
+    """Markdown: one row per run (method and seed)."""
+    lines = ["", "## Runs (one per method and seed)", "",
+             "| run | model | method | seed | responses | calls / prompt / completion tokens | target tokens | stop | "
+             "candidates | recovered | recall [95 % CI] | confirmed | confirmed non-canary (of them in the untouched corpus) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for s in summary:
+        budget = " / ".join("-" if s[k] is None else str(s[k]) for k in ("calls", "prompt_tokens", "completion_tokens"))
+        lines.append(f"| {s['run']} | {s['model']} | {s['method']} | {s['seed']} | {s['responses']} | {budget} | "
+                     f"{'-' if s['target_completion_tokens'] is None else s['target_completion_tokens']} | {s['stop']} | "
+                     f"{s['candidates']} | {s['recovered']}/{s['planted']} | {s['recall']:.1%} "
+                     f"[{s['recall_ci_low']:.1%}, {s['recall_ci_high']:.1%}] | {s['confirmed']} | "
+                     f"{s['confirmed_non_canary']} ({s['confirmed_non_canary_in_corpus']}) |")
+    return lines
+
+
+def _group_sections(dup_rows: Sequence[Mapping], exp_rows: Sequence[Mapping], truth: Sequence[Mapping],
+                    mem: Mapping[str, Mapping], memorization: Sequence[Mapping] | None) -> list[str]:
+    """Markdown: recall per duplication level and, with memorization rows, per exposure band and
+    the mean exposure per duplication level."""
+    lines = ["", "Recall per duplication level (copies of each canary in the corpus; recovered/planted (canary, seed) "
+             "cells, recall [95 % CI]; memorized = greedy completion from the canary's own prefix after fine-tuning, "
+             "canaries):", ""]
+    lines += _group_table(dup_rows, "duplication", extra="memorized")
+    if not mem:
+        return lines
+    lines += ["", f"Recall per exposure band (bits; exposure under the model the run probed, "
+              f"{_exposure_note(memorization)}):", ""]
+    lines += _group_table(exp_rows, "exposure_band")
+    lines += ["", "Exposure per duplication level (mean bits, tuned vs control model):", "",
+              "| duplication | canaries | exposure tuned | exposure control |", "|---|---|---|---|"]
+    for k in _dup_levels(truth):
+        ms = [mem[t["id"]] for t in truth if t.get("duplication", 1) == k and t["id"] in mem]
+        lines.append(f"| {k} | {len(ms)} | {_avg(m['exposure'] for m in ms)} | "
+                     f"{_avg(m['exposure_control'] for m in ms)} |")
+    return lines
+
+
+_NOTES = (
+    "", "Recall vs completion tokens with 95 % bands: `recall_vs_tokens.csv`, `recall_vs_tokens.png`; "
+    "per attribute: `by_attribute.csv`; recall after i responses per run: `curves.csv`.",
+    "Intervals: 95 % percentile two-way bootstrap, canaries and seeds resampled independently (9,999 "
+    "resamples, seed 0; testleak/metrics/stats.py); per-run rows: canaries only.",
+    "Equal tokens: per model and seed, every run but ours matches ours' completion tokens "
+    "(experiment.baseline_budget: match_ours, testleak/equalcost.py), capped at baseline_max_responses.",
+    "Recall: a candidate equal to or containing the canary (also after removing spaces, dashes, dots and "
+    "parentheses); confirmed: that candidate passed judge, local-index window and review (auto).",
+    "Confirmed non-canary: confirmed values that match no canary, e.g. other synthetic fields of a planted "
+    "snippet (memorized with it) or real values of the untouched corpus (counted in parentheses).")
+
+
+def _method_groups(methods: Sequence[Mapping], dup_rows: Sequence[Mapping], exp_rows: Sequence[Mapping]) -> dict:
+    """metrics/canary.json's methods: each method row keyed model/method, with its recall per
+    duplication level and per exposure band."""
+    groups: dict = {}
+    for m in methods:
+        k = f"{m['model']}/{m['method']}"
+        groups[k] = {**{c: v for c, v in m.items() if c not in ("model", "method")},
+                     "recall_by_duplication": {str(r["duplication"]): r["recall"] for r in dup_rows
+                                               if r["model"] == m["model"] and r["method"] == m["method"]},
+                     "recall_by_exposure_band": {r["exposure_band"]: r["recall"] for r in exp_rows
+                                                 if r["model"] == m["model"] and r["method"] == m["method"]}}
+    return groups
 
 
 def _group_table(rows: Sequence[Mapping], column: str, extra: str | None = None) -> list[str]:

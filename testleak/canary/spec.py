@@ -55,60 +55,68 @@ def read_spec(path, attributes: Mapping) -> list[dict]:
     for n, raw in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
         if not raw.strip():
             continue
-        where = f"{p}:{n}"
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as e:
-            problems.append(f"{where}: not valid JSON ({e.msg}); expected one JSON object per line")
+        entry, msg = _parse_line(raw)
+        if msg is None:
+            msg = _entry_problem(entry, attributes) or _repeat_problem(entry["value"], first_line)
+        if msg is not None:
+            problems.append(f"{p}:{n}: {msg}")
             continue
-        if not isinstance(obj, dict):
-            problems.append(f"{where}: a JSON {type(obj).__name__}; expected an object with keys value, attribute")
-            continue
-        bad = [k for k in obj if k not in KEYS]
-        if bad:
-            problems.append(f"{where}: unknown key(s) {', '.join(map(repr, bad))}; expected keys {', '.join(KEYS)}")
-            continue
-        value, attr = obj.get("value"), obj.get("attribute")
-        context, dup = obj.get("context"), obj.get("duplication")
-        if not isinstance(value, str) or len(value.strip()) < MIN_VALUE_CHARS:
-            problems.append(f"{where}: value {_show(value)}; expected a string of >= {MIN_VALUE_CHARS} characters")
-            continue
-        if value != value.strip() or "\n" in value or "\r" in value:
-            problems.append(f"{where}: value has leading/trailing whitespace or a newline; expected a one-line value")
-            continue
-        if attr not in attributes:
-            problems.append(f"{where}: attribute {attr!r}; expected one of the taxonomy's attributes "
-                            f"({', '.join(attributes)})")
-            continue
-        if dup is not None and (isinstance(dup, bool) or not isinstance(dup, int) or dup < 1):
-            problems.append(f"{where}: duplication {dup!r}; expected an integer >= 1 (copies planted)")
-            continue
-        if context is None:
-            if _FORBIDDEN_BUILTIN & set(value):
-                problems.append(f"{where}: value contains a quote or backslash, which the built-in contexts "
-                                f"(string literals) cannot hold; expected a \"context\" snippet with {PLACEHOLDER}")
-                continue
-        else:
-            msg = _check_context(context, value)
-            if msg:
-                problems.append(f"{where}: {msg}")
-                continue
-        if value in first_line:
-            problems.append(f"{where}: value repeats line {first_line[value]}; expected every canary once "
-                            f"(use \"duplication\" to plant copies)")
-            continue
-        clash = next((m for v, m in first_line.items() if _overlap(v, value)), None)
-        if clash is not None:
-            problems.append(f"{where}: value contains, or is contained in, the value of line {clash}; expected "
-                            f"values that do not overlap (a recovery of one would count for both)")
-            continue
-        first_line[value] = n
-        entries.append({"line": n, "value": value, "attribute": attr, "context": context, "duplication": dup})
+        first_line[entry["value"]] = n
+        entries.append({"line": n, **entry})
     if problems:
         raise spec_error(problems)
     if not entries:
         raise ConfigError(f"canary.spec={path}: no canary in the file; expected at least one JSON object line")
     return entries
+
+
+def _parse_line(raw: str) -> tuple[dict | None, str | None]:
+    """One line as ``{value, attribute, context, duplication}`` (missing keys None), or why it is not
+    a JSON object with known keys."""
+    try:
+        obj = json.loads(raw)
+    except json.JSONDecodeError as e:
+        return None, f"not valid JSON ({e.msg}); expected one JSON object per line"
+    if not isinstance(obj, dict):
+        return None, f"a JSON {type(obj).__name__}; expected an object with keys value, attribute"
+    bad = [k for k in obj if k not in KEYS]
+    if bad:
+        return None, f"unknown key(s) {', '.join(map(repr, bad))}; expected keys {', '.join(KEYS)}"
+    return {"value": obj.get("value"), "attribute": obj.get("attribute"), "context": obj.get("context"),
+            "duplication": obj.get("duplication")}, None
+
+
+def _entry_problem(entry: Mapping, attributes: Mapping) -> str | None:
+    """What is wrong with one entry on its own (value, attribute, duplication, context), or None."""
+    value, attr = entry["value"], entry["attribute"]
+    context, dup = entry["context"], entry["duplication"]
+    if not isinstance(value, str) or len(value.strip()) < MIN_VALUE_CHARS:
+        return f"value {_show(value)}; expected a string of >= {MIN_VALUE_CHARS} characters"
+    if value != value.strip() or "\n" in value or "\r" in value:
+        return "value has leading/trailing whitespace or a newline; expected a one-line value"
+    if attr not in attributes:
+        return f"attribute {attr!r}; expected one of the taxonomy's attributes ({', '.join(attributes)})"
+    if dup is not None and (isinstance(dup, bool) or not isinstance(dup, int) or dup < 1):
+        return f"duplication {dup!r}; expected an integer >= 1 (copies planted)"
+    if context is None:
+        if _FORBIDDEN_BUILTIN & set(value):
+            return (f"value contains a quote or backslash, which the built-in contexts "
+                    f"(string literals) cannot hold; expected a \"context\" snippet with {PLACEHOLDER}")
+        return None
+    return _check_context(context, value)
+
+
+def _repeat_problem(value: str, first_line: Mapping[str, int]) -> str | None:
+    """Whether ``value`` repeats or overlaps the value of an earlier line (``first_line``: value ->
+    line), which would make one recovery count twice."""
+    if value in first_line:
+        return (f"value repeats line {first_line[value]}; expected every canary once "
+                f"(use \"duplication\" to plant copies)")
+    clash = next((m for v, m in first_line.items() if _overlap(v, value)), None)
+    if clash is not None:
+        return (f"value contains, or is contained in, the value of line {clash}; expected "
+                f"values that do not overlap (a recovery of one would count for both)")
+    return None
 
 
 def _overlap(a: str, b: str) -> bool:

@@ -1,6 +1,7 @@
-"""The canary report's tables, computed from the calibration runs: per method (recall and its
-two-way bootstrap interval, spend), paired tests, recall vs tokens, control false recoveries
-and recall per group of canaries (:mod:`.report` writes them out)."""
+"""The canary report's tables, computed from the calibration runs: per run (with the control
+model's false recoveries), per method (recall and its two-way bootstrap interval, spend), paired
+tests, recall vs tokens, control false recoveries and recall per group of canaries (duplication
+level, exposure band) (:mod:`.report` writes them out)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..metrics.stats import cluster_bootstrap_ci, mcnemar_exact, paired_permutation_test
+from ..privacy import mask
+from .exposure import band_labels, band_of
 
 CURVE_POINTS = 25       # points of the recall vs tokens curves (0 .. the largest spend of the model's runs)
 
@@ -156,3 +159,63 @@ def group_recall(results: Sequence[Mapping], truth: Sequence[Mapping], group_of,
                          "planted": len(groups[g]), "seeds": sub.shape[1], "cells": sub.size,
                          "recovered": int(sub.sum()), "recall": round(float(sub.mean()), 4), **_ci(sub)})
     return rows
+
+
+def run_rows(results: Sequence[Mapping], truth: Sequence[Mapping]) -> tuple[list, list, list, list]:
+    """Per run: its summary row (recall.csv), its per-attribute and recall-curve rows, and, on the
+    control model, every canary it "recovered" (a bug; the value masked)."""
+    by_id = {t["id"]: t for t in truth}
+    summary, attr_rows, curve_rows, bugs = [], [], [], []
+    for r in results:
+        rc = r["recall"]
+        summary.append(_summary_row(r, truth))
+        for attr, a in rc["by_attribute"].items():
+            attr_rows.append({"run": r["run"], "model": r["model"], "attribute": attr, **a})
+        for pt in rc["curve"]:
+            curve_rows.append({"run": r["run"], "model": r["model"], **pt})
+        if r["model"] == "control":
+            for cid in rc["recovered"]:
+                bugs.append({"run": r["run"], "canary_id": cid, "attribute": by_id[cid]["attribute"],
+                             "value": mask(by_id[cid]["value"])})
+    return summary, attr_rows, curve_rows, bugs
+
+
+def _summary_row(r: Mapping, truth: Sequence[Mapping]) -> dict:
+    """One run's row: responses, budget and stop reason, recall with its canary-bootstrap interval,
+    confirmed leaks."""
+    rc = r["recall"]
+    b = r.get("budget") or {}
+    return {"run": r["run"], "model": r["model"], "method": _key(r), "seed": r.get("seed", 0),
+            "kind": r["method"], "variant": r["variant"],
+            "responses": rc["responses"], "responses_ok": rc["responses_ok"],
+            # the run's budget (calls, prompt and completion tokens of its responses) and why it stopped
+            **{k: (r.get("spend") or {}).get(k) for k in ("calls", "prompt_tokens", "completion_tokens")},
+            "target_completion_tokens": b.get("target_completion_tokens"),
+            "stop": b.get("stop") or ("reference" if r.get("reference") else "own size"),
+            "candidates": rc["candidates"], "planted": rc["planted"],
+            "recovered": len(rc["recovered"]), "recall": round(rc["recall"], 4),
+            **_ci(np.array([[1 if t["id"] in rc["recovered"] else 0] for t in truth]).reshape(len(truth), 1)),
+            "confirmed": len(rc["confirmed_ids"]), "confirmed_recall": round(rc["confirmed_recall"], 4),
+            "confirmed_non_canary": rc["confirmed_non_canary"],
+            "confirmed_non_canary_in_corpus": rc["confirmed_non_canary_in_corpus"]}
+
+
+def duplication_rows(results: Sequence[Mapping], truth: Sequence[Mapping], mem: Mapping[str, Mapping]) -> list[dict]:
+    """Recall per method and duplication level, with the canaries of the level memorized (``mem``:
+    canary id -> memorization row; "" without memorization rows)."""
+    dup_rows = group_recall(results, truth, lambda r, t: t.get("duplication", 1), "duplication")
+    for row in dup_rows:
+        ids = [t["id"] for t in truth if t.get("duplication", 1) == row["duplication"]]
+        row["memorized"] = sum(1 for i in ids if (mem.get(i) or {}).get("memorized")) if mem else ""
+    return dup_rows
+
+
+def exposure_rows(results: Sequence[Mapping], truth: Sequence[Mapping], mem: Mapping[str, Mapping],
+                  bands: Sequence[float]) -> list[dict]:
+    """Recall per method and exposure band, the exposure taken under the model the run probed
+    (none without memorization rows)."""
+    if not mem:
+        return []
+    return group_recall(results, truth, lambda r, t: band_of(
+        (mem.get(t["id"]) or {}).get("exposure" if r["model"] == "tuned" else "exposure_control"), bands),
+        "exposure_band", order=band_labels(bands) + ["n/a"])
