@@ -37,6 +37,7 @@ from .lexer import comment_keys, cut_literal, lex
 from .lexkeys import collect_c_signatures
 from .literals import Literal, Parsed
 from .multivalue import split_values, sql_statements
+from .prose import field_lines, prose_spans
 from .pyparse import collect_signatures, doctest_literals, parse_python, parse_tree
 
 _PROSE_MARK = re.compile(
@@ -203,56 +204,8 @@ def _parse_blocks(blocks: list[CodeBlock], attr_for, info: ExtractInfo,
         if lang in (None, "python") and ">>>" in b.code:
             parsed = _with_doctests(b.code, parsed, sigs, attr_for, info)
         per_block.append((b, lang, parsed))
-    extra = _prose_doctests(text, blocks, sigs, attr_for, info) + _field_lines(text, blocks, attr_for)
+    extra = _prose_doctests(text, blocks, sigs, attr_for, info) + field_lines(text, blocks, attr_for)
     return sorted(per_block + extra, key=lambda t: t[0].start)
-
-
-# "- `username`: "ann_l"", "**Email:** ann@corp.io", "Generated Password: Tr0ub4dor&3": a
-# field and its value on one line of prose or of a plain-text block (tests written as prose,
-# expected output)
-_FIELD_LINE = re.compile(r"^[ \t]*(?:[-*+][ \t]+|\d+[.)][ \t]+)?(?:\*\*|__|`)?(?P<k>[^\W\d][\w .-]{0,40}?)(?:\*\*|__|`)?"
-                         r"[ \t]*:[ \t]*(?:\*\*|__)?[ \t]*(?P<v>[^\n]{1,120}?)[ \t]*$", re.M)
-_TEXT_LANGS = {None, "", "text", "txt", "plaintext", "output", "console", "markdown", "md"}
-_QUOTES = {'"': '"', "'": "'", "`": "`"}
-
-
-_TEST_NAME = re.compile(r"^(?:test|Test)[A-Z_]")  # "`test_login`: tests a user": a test's name
-_CODE_TAIL = re.compile(r"\s=\s|[\"'`]|;\s*$")
-# a description, not a value: "Tests an authorized user.", "the user's e-mail"
-_SENTENCE = re.compile(r"(?:^|\s)(?:a|an|the|is|are|with|without|that|which|should|must)\s.*\w|(?:\S+\s+){2,}\w+\.$", re.I)
-_FREE_TEXT = frozenset({"medical_record", "political", "biometric", "bank_statement", "address"})
-
-
-def _plain_text(b: CodeBlock) -> bool:
-    """A fenced block of plain text: tagged so, or untagged (its language only a default)."""
-    tag = b.info.split()[0].lower() if b.info.strip() else ""
-    return tag in _TEXT_LANGS or (b.language or "").lower() in _TEXT_LANGS
-
-
-def _field_lines(text: str, blocks: list[CodeBlock], attr_for) -> list:
-    """Values of field lines (:data:`_FIELD_LINE`) whose field names an attribute, in the
-    prose between fenced blocks and in fenced blocks of plain text."""
-    segs = [CodeBlock(text[s:e], None, start=s, end=e, kind="prose") for s, e in _prose_spans(text, blocks)]
-    segs += [b for b in blocks if b.fenced and _plain_text(b)]
-    out = []
-    for seg in segs:
-        lits = []
-        for m in _FIELD_LINE.finditer(seg.code):
-            key = m.group("k").strip()
-            attr = attr_for(key)
-            if attr is None or _TEST_NAME.match(key):
-                continue
-            v, s = m.group("v"), m.start("v")
-            close = _QUOTES.get(v[0])
-            if close and len(v) > 1 and v.endswith(close):
-                v, s = v[1:-1], s + 1
-            elif close or _CODE_TAIL.search(v) or (attr not in _FREE_TEXT and _SENTENCE.search(v)):
-                continue  # a quote left open, code (``str = "x"``) or a description: not one value
-            if v.strip():
-                lits.append(Literal(v, key, s, s + len(v)))
-        if lits:
-            out.append((seg, None, Parsed(lits, [], "fields")))
-    return out
 
 
 def _with_doctests(code: str, parsed: Parsed, sigs, attr_for, info: ExtractInfo) -> Parsed:
@@ -273,25 +226,12 @@ def _prose_doctests(text: str, blocks: list[CodeBlock], sigs, attr_for, info: Ex
     if ">>>" not in text:
         return []
     out = []
-    for s, e in _prose_spans(text, blocks):
+    for s, e in prose_spans(text, blocks):
         seg = text[s:e]
         if ">>>" in seg:
             parsed = _with_doctests(seg, Parsed([], [], "doctest"), sigs, attr_for, info)
             if parsed.literals:
                 out.append((CodeBlock(seg, "python", start=s, end=e, kind="prose"), "python", parsed))
-    return out
-
-
-def _prose_spans(text: str, blocks: list[CodeBlock]) -> list[tuple[int, int]]:
-    """The ``(start, end)`` of each non-empty stretch of prose around the fenced blocks (none
-    when the text has no fenced block: then the whole text is one block of code)."""
-    if not any(b.fenced for b in blocks):
-        return []
-    out, pos = [], 0
-    for s, e in [(b.start, b.end) for b in blocks if b.fenced] + [(len(text), len(text))]:
-        if s > pos:
-            out.append((pos, s))
-        pos = max(pos, e)
     return out
 
 
