@@ -139,20 +139,23 @@ def _cmd_privacy_check(args) -> int:
     return privacy_check(args.root, args.min_length)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="testleak", description="Audit privacy leaks of code LLMs via test generation "
-                                 "(arXiv 2605.15248). Pipelines run with `dvc repro`; these commands help around it.")
-    sub = ap.add_subparsers(dest="command", required=True)
+def _add_check_model(sub) -> None:
     p = sub.add_parser("check-model", help="send one prompt to a configured model and print the answer and latency")
     p.add_argument("--model", help="model config name (conf/model/*.yaml); default: params.yaml's model")
     p.add_argument("--prompt", default="Write a Python function that validates an email address. Code only.")
     p.add_argument("--max-tokens", type=int, default=128)
     p.add_argument("--sample", type=int, default=0, help="sample index (part of the cache key)")
     p.set_defaults(func=_cmd_check_model)
+
+
+def _add_params(sub) -> None:
     p = sub.add_parser("params", help="compose conf/ with Hydra overrides into params.yaml (what `dvc exp run` does)")
     p.add_argument("overrides", nargs="*", help="e.g. model=gpt-4o experiment=paper")
     p.add_argument("-o", "--output", default="params.yaml")
     p.set_defaults(func=_cmd_params)
+
+
+def _add_plan(sub) -> None:
     p = sub.add_parser("plan", help="dry run: LLM calls, tokens, GitHub searches, time and cost of an experiment",
                        description="What the experiment will cost before it runs: LLM calls per stage, run and model, "
                        "prompt/completion tokens (refined by logs/llm_calls.jsonl), GitHub search requests and their "
@@ -162,16 +165,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-S", "--set", action="append", metavar="OVERRIDE", help="an override, as for `dvc exp run -S` (repeatable)")
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
     p.set_defaults(func=_cmd_plan)
+
+
+def _add_dvc_yaml(sub) -> None:
     p = sub.add_parser("dvc-yaml", help="write dvc.yaml from the stage declarations in testleak/graph.py")
     p.add_argument("--check", action="store_true", help="only check that dvc.yaml equals the generation (exit 1 if not)")
     p.set_defaults(func=_cmd_dvc_yaml)
+
+
+def _add_serve(sub) -> None:
     p = sub.add_parser("serve", help="serve a local model on 127.0.0.1 (prints its OpenAI base URL) until interrupted")
     p.add_argument("--model", help="local model config name; default: params.yaml's model")
     p.add_argument("--parallel", type=int, help="slots (concurrent requests)")
     p.add_argument("--threads", type=int, help="CPU threads")
     p.set_defaults(func=_cmd_serve)
+
+
+def _add_models(sub) -> None:
     p = sub.add_parser("models", help="list the model configs")
     p.set_defaults(func=_cmd_models)
+
+
+def _add_review(sub) -> None:
     p = sub.add_parser("review", help="label in-window candidates in the terminal (masked; resumes)",
                        description="Label each in-window candidate yes / likely / no / unknown (shown masked; "
                        "r reveals). Labels are appended to the labels file at once: quit any time, the same "
@@ -183,6 +198,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print Cohen's kappa of two reviewers (default: review.reviewers) as JSON and exit")
     p.add_argument("--root", help="project root (default: the current directory)")
     p.set_defaults(func=_cmd_review)
+
+
+def _add_placeholders(sub) -> None:
     p = sub.add_parser("placeholders", help="add values to the placeholder list (as keyed hashes) or check one",
                        description="The placeholder list (testleak/resources/placeholders.yaml) holds its exact values "
                        "as keyed hashes, so that no raw value a model may echo is in git. `add` hashes and appends "
@@ -201,6 +219,9 @@ def build_parser() -> argparse.ArgumentParser:
     for q in (pa, pc):
         q.add_argument("--file", help="placeholder list file (default: testleak/resources/placeholders.yaml)")
         q.set_defaults(func=_cmd_placeholders)
+
+
+def _add_labels(sub) -> None:
     p = sub.add_parser("labels", help="label files: migrate to the project's value key (keyed hashes)")
     lsub = p.add_subparsers(dest="action", required=True)
     pm = lsub.add_parser("migrate", help="rehash a label file with the project's value key (docs/PRIVACY.md)",
@@ -213,6 +234,9 @@ def build_parser() -> argparse.ArgumentParser:
     pm.add_argument("--drop-unavailable", action="store_true",
                     help="drop labels whose candidate (raw value) is no longer under data/")
     pm.set_defaults(func=_cmd_labels_migrate)
+
+
+def _add_privacy_check(sub) -> None:
     p = sub.add_parser("privacy-check", help="find raw candidate values of data/ in git-tracked files (exit 1: a "
                        "value that is neither an echo nor a placeholder)",
                        description="Reads every candidate record under data/ and looks for each value (>= --min-length "
@@ -222,6 +246,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--root", default=".", help="project root: its data/ and git work tree (default: .)")
     p.add_argument("--min-length", type=int, default=6, help="shortest value searched, in characters (default: 6)")
     p.set_defaults(func=_cmd_privacy_check)
+
+
+#: The subcommands in the order ``testleak --help`` lists them; each adds its parser to ``sub``.
+_SUBCOMMANDS = (_add_check_model, _add_params, _add_plan, _add_dvc_yaml, _add_serve, _add_models, _add_review,
+                _add_placeholders, _add_labels, _add_privacy_check)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of every subcommand: each ``_add_*`` function declares one command's arguments
+    and the ``_cmd_*`` function that runs it."""
+    ap = argparse.ArgumentParser(prog="testleak", description="Audit privacy leaks of code LLMs via test generation "
+                                 "(arXiv 2605.15248). Pipelines run with `dvc repro`; these commands help around it.")
+    sub = ap.add_subparsers(dest="command", required=True)
+    for add in _SUBCOMMANDS:
+        add(sub)
     return ap
 
 

@@ -120,16 +120,30 @@ def _nocache(p: str) -> dict:
     return {p: {"cache": False}}
 
 
-def declarations(paths: Paths | None = None) -> list[Stage]:
-    """Every stage of dvc.yaml, in order."""
-    paths = paths or Paths(ROOT)
-    r = lambda p: _rel(p, paths)  # noqa: E731
-    run_files = {k: r(getattr(paths, k)(RUN)) for k in ("responses", "candidates", "judged", "verified", "confirmed")}
-    stats = lambda kind, run=RUN: r(paths.run_dir(run) / f"{kind}_stats.json")  # noqa: E731
-    res = lambda name: r(paths.resources / name)  # noqa: E731
-    per_run = "${experiment.runs}"
-    canary = "${experiment.canary}"
-    lib = "${item}"
+class _Rel:
+    """dvc.yaml's path strings, relative to the project root: ``r(path)`` any path of
+    :class:`Paths`, ``r.res(name)`` a file shipped in testleak/resources/, ``r.run(kind)`` the
+    record file and ``r.stats(kind)`` the stats file a per-run stage writes (the run: ``${key}``)."""
+
+    def __init__(self, paths: Paths):
+        self.paths = paths
+
+    def __call__(self, p: Path) -> str:
+        return _rel(p, self.paths)
+
+    def res(self, name: str) -> str:
+        return self(self.paths.resources / name)
+
+    def run(self, kind: str, run: str = RUN) -> str:
+        return self(getattr(self.paths, kind)(run))
+
+    def stats(self, kind: str, run: str = RUN) -> str:
+        return self(self.paths.run_dir(run) / f"{kind}_stats.json")
+
+
+def _input_stages(paths: Paths) -> list[Stage]:
+    """The stages run once per experiment before the runs: the questions and the corpus index."""
+    r = _Rel(paths)
     return [
         Stage("questions",
               params=["taxonomy", "questioner", "experiment.scenarios", "experiment.questions_per_scenario",
@@ -139,6 +153,15 @@ def declarations(paths: Paths | None = None) -> list[Stage]:
               params=["verifier.backend", "verifier.index", "verifier.local", "verifier.infinigram"],
               deps=["requirements.lock"],
               outs=["${verifier.index}", r(paths.index_manifest), r(paths.index_stats)]),
+    ]
+
+
+def _run_stages(paths: Paths) -> list[Stage]:
+    """The chain of every run (foreach over experiment.runs): responses, candidates, judged,
+    verified, confirmed."""
+    r = _Rel(paths)
+    per_run = "${experiment.runs}"
+    return [
         Stage("responses", foreach=per_run, args=RUN,
               params=["seed", "taxonomy", "baselines", "max_error_share", f"experiment.runs.{RUN}", RUN_MODEL,
                       "experiment.scenarios",
@@ -146,60 +169,76 @@ def declarations(paths: Paths | None = None) -> list[Stage]:
                       "experiment.functions_per_response", "experiment.hints_per_attribute",
                       "budget", "answers", "experiment.name"],
               # RUN_BUDGET: a baseline under match_ours reads the same model's ours' responses stats
-              deps=[res("codexleaks.yaml"), res("codebreaker.yaml"), r(paths.questions), r(paths.questions_stats),
+              deps=[r.res("codexleaks.yaml"), r.res("codebreaker.yaml"), r(paths.questions), r(paths.questions_stats),
                     RUN_LIBRARY, RUN_BUDGET],
-              outs=[run_files["responses"], stats("responses")]),
+              outs=[r.run("responses"), r.stats("responses")]),
         Stage("candidates", foreach=per_run, args=RUN,
               params=["taxonomy", f"experiment.runs.{RUN}", RUN_MODEL, "baselines.protocol", "baselines.codexleaks.filter",
                       "presidio", "library.division.models_file", "answers.max_candidates_per_response",
                       "verifier.judge_mode"],
-              deps=[res("placeholders.yaml"), run_files["responses"], stats("responses")],
-              outs=[run_files["candidates"], stats("candidates")]),
+              deps=[r.res("placeholders.yaml"), r.run("responses"), r.stats("responses")],
+              outs=[r.run("candidates"), r.stats("candidates")]),
         Stage("judged", foreach=per_run, args=RUN,
               params=["seed", "taxonomy", "judge", "verifier.judge_mode", "verifier.judge", "library.prior",
                       "max_error_share", "budget", "answers", "experiment.name", f"experiment.runs.{RUN}", RUN_MODEL,
                       "baselines.protocol"],
-              deps=[res("placeholders.yaml"), r(paths.library("prior")), run_files["candidates"], stats("candidates")],
-              outs=[run_files["judged"], stats("judged")]),
+              deps=[r.res("placeholders.yaml"), r(paths.library("prior")), r.run("candidates"), r.stats("candidates")],
+              outs=[r.run("judged"), r.stats("judged")]),
         Stage("verified", foreach=per_run, args=RUN,
               params=["verifier.backend", "verifier.index", "verifier.infinigram", "verifier.window",
                       "verifier.min_query_chars", "verifier.github", "verifier.local.max_hits_listed",
                       "max_error_share"],
-              deps=["${verifier.index}", run_files["candidates"], stats("candidates"), run_files["judged"],
-                    stats("judged")],
-              outs=[run_files["verified"], stats("verified")]),
+              deps=["${verifier.index}", r.run("candidates"), r.stats("candidates"), r.run("judged"),
+                    r.stats("judged")],
+              outs=[r.run("verified"), r.stats("verified")]),
         # under review=auto the automatic reviewer of a baseline verified as published judges here
         Stage("confirmed", foreach=per_run, args=RUN,
               params=["review", "max_error_share", "seed", "taxonomy", "judge", "verifier.judge_mode", "verifier.judge",
                       "library.prior", "budget", "answers", f"experiment.runs.{RUN}", "baselines.protocol"],
-              deps=[r(paths.labels_dir), res("placeholders.yaml"), r(paths.library("prior")), run_files["candidates"],
-                    stats("candidates"), run_files["judged"], stats("judged"), run_files["verified"], stats("verified")],
-              outs=[run_files["confirmed"], stats("confirmed")]),
+              deps=[r(paths.labels_dir), r.res("placeholders.yaml"), r(paths.library("prior")), r.run("candidates"),
+                    r.stats("candidates"), r.run("judged"), r.stats("judged"), r.run("verified"), r.stats("verified")],
+              outs=[r.run("confirmed"), r.stats("confirmed")]),
+    ]
+
+
+def _summary_stages(paths: Paths) -> list[Stage]:
+    """The stages over the runs' records: the libraries (foreach over experiment.library_from),
+    each run's metrics and the report."""
+    r = _Rel(paths)
+    return [
         Stage("library", foreach="${experiment.library_from}", args="${key}",
               params=["library", "taxonomy", "seed", "experiment.library_from.${key}"],
-              deps=[RUN_LIBRARY] + [r(getattr(paths, k)("${key}")) for k in ("responses", "candidates", "confirmed")]
-              + [stats(k, "${key}") for k in ("responses", "candidates", "confirmed")],
+              deps=[RUN_LIBRARY] + [r.run(k, "${key}") for k in ("responses", "candidates", "confirmed")]
+              + [r.stats(k, "${key}") for k in ("responses", "candidates", "confirmed")],
               outs=[r(paths.library("${key}")), r(paths.library_divisions("${key}"))]
               + [_nocache(r(p)) for p in paths.library_figures("${key}")] + [r(paths.library_stats("${key}"))]),
-        Stage("metrics", foreach=per_run, args=RUN,
+        Stage("metrics", foreach="${experiment.runs}", args=RUN,
               params=["experiment.name", f"experiment.runs.{RUN}", RUN_MODEL, "experiment.scenarios",
                       "experiment.questions_per_scenario", "experiment.tests_per_function",
                       "ablation.name", "judge.name",
                       "verifier.backend", "review.policy", "taxonomy", "baselines.protocol"],
-              deps=[r(paths.questions), r(paths.questions_stats)] + list(run_files.values())
-              + [stats(k) for k in ("responses", "candidates", "judged", "verified", "confirmed")],
+              deps=[r(paths.questions), r(paths.questions_stats)] + [r.run(k) for k in ("responses", "candidates", "judged", "verified", "confirmed")]
+              + [r.stats(k) for k in ("responses", "candidates", "judged", "verified", "confirmed")],
               outs=[r(paths.run_metrics(RUN))],
               metrics=[_nocache(r(paths.metrics(RUN)))],
               plots=[{r(paths.metrics_plot(RUN)): {"x": "responses", "y": "all", "cache": False}}]),
         Stage("report",
               params=["experiment", "judge.name", "verifier", "review.policy",
                       "ablation.name", "taxonomy", "baselines.protocol"],
-              deps=[res("paper_results.yaml"), r(paths.run_metrics(RUN).parent), r(paths.metrics_plot(RUN).parent)],
+              deps=[r.res("paper_results.yaml"), r(paths.run_metrics(RUN).parent),
+                    r(paths.metrics_plot(RUN).parent)],
               outs=[_nocache(r(paths.reports / f)) for f in (
                   "table2.md", "table2.csv", "table3.md", "table3.csv", "table4.md", "table4.csv", "table8.md", "table8.csv",
                   "rejections.md", "rejections.csv", "confirmed.md", "confirmed.csv", "figure1.csv", "figure1.png", "figure1_tokens.png", "figure1_units.png", "figure1.md", "paper_comparison.md")]),
-        # Ground truth by planted canaries (beyond the paper): enabled by experiment=canary
-        # (experiment.canary: [calibration]); empty in the other experiments.
+    ]
+
+
+def _canary_stages(paths: Paths) -> list[Stage]:
+    """Ground truth by planted canaries (beyond the paper): enabled by experiment=canary
+    (experiment.canary: [calibration]); empty in the other experiments."""
+    r = _Rel(paths)
+    canary = "${experiment.canary}"
+    return [
         # canary.spec_dep: the user's spec file (canary.spec) or, without one, the example spec
         # (testleak/config.py, SPEC_DEP_RESOLVER): a path DVC can always hash.
         Stage("canary_corpus", foreach=canary,
@@ -217,7 +256,7 @@ def declarations(paths: Paths | None = None) -> list[Stage]:
         Stage("canary_report", foreach=canary,
               params=["experiment", "canary.models", "canary.seeds", "canary.judge_mode", "canary.exposure.bands", "model", "questioner",
                       "judge", "verifier", "library", "baselines", "presidio", "taxonomy", "seed", "answers"],
-              deps=[res("codexleaks.yaml"), res("codebreaker.yaml"), res("placeholders.yaml"),
+              deps=[r.res("codexleaks.yaml"), r.res("codebreaker.yaml"), r.res("placeholders.yaml"),
                     r(paths.library("prior"))]
               + [r(paths.canary / d) for d in ("model", "corpus", "original", "ground_truth.jsonl", "memorization.jsonl")]
               + ["metrics/canary_finetune.json"],
@@ -225,6 +264,12 @@ def declarations(paths: Paths | None = None) -> list[Stage]:
               + [_nocache(r(paths.reports / "canary"))],
               metrics=[_nocache("metrics/canary.json")]),
     ]
+
+
+def declarations(paths: Paths | None = None) -> list[Stage]:
+    """Every stage of dvc.yaml, in order."""
+    paths = paths or Paths(ROOT)
+    return _input_stages(paths) + _run_stages(paths) + _summary_stages(paths) + _canary_stages(paths)
 
 
 # -- code dependencies -----------------------------------------------------------------------

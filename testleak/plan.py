@@ -192,68 +192,90 @@ def _run_budget(params: Mapping, run: str, paths: Paths, rows: list[dict], notes
     return ResponseBudget(responses=sample), need / sample
 
 
-def plan(params: Mapping, paths: Paths | None = None, env: Mapping[str, str] | None = None) -> dict:
-    """The plan of the composed experiment ``params`` (a plain dict). See the module docstring."""
-    paths = paths or Paths()
-    env = os.environ if env is None else env
-    tax = Taxonomy.from_config(params)
-    exp = params["experiment"]
-    history = History(paths.logs / "llm_calls.jsonl")
-    cache = paths.llm_cache
-    rows: list[dict] = []
-    notes: list[str] = []
-    n = int(exp["questions_per_scenario"])
+class _Planner:
+    """One plan being built: its rows (per stage, run and purpose) and notes in the order the
+    stages run, and what the runs share (the questions, a judge call's tokens)."""
 
-    # -- questions (once per experiment)
-    standins = {s: generic_questions(tax, [s], n) for s in exp["scenarios"]}
-    lists = {question_prompt(tax.scenario(s), n): "\n".join(f"{i + 1}. {q['text']}" for i, q in enumerate(qs))
-             for s, qs in standins.items()}
-    with closing(DryRunGateway(params["questioner"], cache, history,
-                               lambda m, p, k: lists.get(m[-1]["content"], "1. task"))) as gw:
-        questions, _ = generate_questions(tax, exp["scenarios"], n, gw)
-    rows += _rows("questions", None, gw)
-    if any(not c["cached"] for c in gw.calls):
-        notes.append("questions not yet generated are stood in for by the generic task texts (ablation no_cgq) "
-                     "to size the code-turn prompts")
+    def __init__(self, params: Mapping, paths: Paths):
+        self.params, self.paths = params, paths
+        self.tax = Taxonomy.from_config(params)
+        self.exp = params["experiment"]
+        self.history = History(paths.logs / "llm_calls.jsonl")
+        self.cache = paths.llm_cache
+        self.rows: list[dict] = []
+        self.notes: list[str] = []
+        self.questions: list[dict] = []              # set by plan_questions
+        self.attrs_of: dict[str, list[str]] = {}     # question text -> its attributes (for synth)
+        self.mode, self.judge_prompt, self.judge_comp, self.judge_basis = None, 0.0, 0, ""  # by estimate_judge
 
-    # -- responses and judged, per run
-    attrs_of = {" ".join(q["text"].split()): list(q["attributes"]) for q in questions}
-    attrs_of.update({" ".join(q["text"].split()): list(q["attributes"]) for qs in standins.values() for q in qs})
+    def plan_questions(self) -> None:
+        """The questions stage (once per experiment); a question not yet generated is stood in for by
+        the generic task text of its scenario, so the code-turn prompts have their size."""
+        tax, exp = self.tax, self.exp
+        n = int(exp["questions_per_scenario"])
+        standins = {s: generic_questions(tax, [s], n) for s in exp["scenarios"]}
+        lists = {question_prompt(tax.scenario(s), n): "\n".join(f"{i + 1}. {q['text']}" for i, q in enumerate(qs))
+                 for s, qs in standins.items()}
+        with closing(DryRunGateway(self.params["questioner"], self.cache, self.history,
+                                   lambda m, p, k: lists.get(m[-1]["content"], "1. task"))) as gw:
+            self.questions, _ = generate_questions(tax, exp["scenarios"], n, gw)
+        self.rows += _rows("questions", None, gw)
+        if any(not c["cached"] for c in gw.calls):
+            self.notes.append("questions not yet generated are stood in for by the generic task texts (ablation "
+                              "no_cgq) to size the code-turn prompts")
+        self.attrs_of = {" ".join(q["text"].split()): list(q["attributes"]) for q in self.questions}
+        self.attrs_of.update({" ".join(q["text"].split()): list(q["attributes"])
+                              for qs in standins.values() for q in qs})
 
-    def synth(messages, purpose, tokens):
+    def synth(self, messages, purpose, tokens) -> str:
+        """The synthetic answer of an uncached responses request (see the module docstring)."""
         if purpose == "code turn":
             content = str(messages[-1].get("content", ""))
-            attrs = next((a for t, a in attrs_of.items() if t in content), list(tax.attributes)[:2])
-            return _code_answer(attrs, tax, tokens)
+            attrs = next((a for t, a in self.attrs_of.items() if t in content), list(self.tax.attributes)[:2])
+            return _code_answer(attrs, self.tax, tokens)
         return "x" * (tokens * 4)
 
-    ver = params.get("verifier") or {}
-    mode = judge_mode(ver)
-    jcfg = ver.get("judge") or {}
-    fragments = load_fragments(paths.library((params.get("library") or {}).get("prior") or "prior"))
-    with closing(Gateway(params["judge"], cache_dir=cache, log_path=None)) as jgw:
-        judge_max = jgw.sampling(jcfg.get("sampling") or {}).get("max_tokens")
-    attrs = sorted({a for s in exp["scenarios"] for a in tax.scenario(s).attributes})
-    judge_prompt = sum(estimate_prompt_tokens(build_prompt(
-        STANDIN_VALUE, a, tax.attribute(a).label, tax.attribute(a).description,
-        pick_examples(fragments, a, int(jcfg.get("examples", 3)), int(params.get("seed", 0))))) for a in attrs) / len(attrs)
-    judge_comp, judge_basis = history.completion(params["judge"]["name"], "judge", judge_max)
-    judged_total = 0
-    for run in exp.get("runs") or {}:
-        settings = ElicitSettings.from_params(params, run)
+    def estimate_judge(self) -> None:
+        """The judge mode and one judge call's tokens: the mean prompt over the experiment's
+        attributes (few-shot examples from the prior library) and the completion from the call log."""
+        params, tax = self.params, self.tax
+        ver = params.get("verifier") or {}
+        self.mode = judge_mode(ver)
+        jcfg = ver.get("judge") or {}
+        fragments = load_fragments(self.paths.library((params.get("library") or {}).get("prior") or "prior"))
+        with closing(Gateway(params["judge"], cache_dir=self.cache, log_path=None)) as jgw:
+            judge_max = jgw.sampling(jcfg.get("sampling") or {}).get("max_tokens")
+        attrs = sorted({a for s in self.exp["scenarios"] for a in tax.scenario(s).attributes})
+        self.judge_prompt = sum(estimate_prompt_tokens(build_prompt(
+            STANDIN_VALUE, a, tax.attribute(a).label, tax.attribute(a).description,
+            pick_examples(fragments, a, int(jcfg.get("examples", 3)), int(params.get("seed", 0))))) for a in attrs) / len(attrs)
+        self.judge_comp, self.judge_basis = self.history.completion(params["judge"]["name"], "judge", judge_max)
+
+    def plan_run(self, run: str) -> int:
+        """The rows of one run (responses, then judge calls); returns its judge calls."""
+        settings = ElicitSettings.from_params(self.params, run)
         m = methods.get(settings.method)
-        library = None
-        if m.wants_library(settings):
-            lp = paths.library(settings.library)
-            if not lp.exists():
-                notes.append(f"responses@{run}: its library {settings.library} does not exist yet: hints sized "
-                             f"from the prior library")
-                lp = paths.library((params.get("library") or {}).get("prior") or "prior")
-            library = load_library(lp)
-        budget, scale = _run_budget(params, run, paths, rows, notes, history, settings)
-        with closing(DryRunGateway(run_model(params, run), cache, history, synth)) as gw:
-            recs, _ = pipeline.responses(params, run, gw, questions if m.wants_questions(settings) else None, library,
-                                         budget)
+        recs, scale = self.plan_responses(run, settings, m, self.library(run, settings, m))
+        return self.plan_judge(run, settings, recs, scale)
+
+    def library(self, run: str, settings, m):
+        """The run's input library when its method reads one (the prior while it does not exist yet)."""
+        if not m.wants_library(settings):
+            return None
+        lp = self.paths.library(settings.library)
+        if not lp.exists():
+            self.notes.append(f"responses@{run}: its library {settings.library} does not exist yet: hints sized "
+                              f"from the prior library")
+            lp = self.paths.library((self.params.get("library") or {}).get("prior") or "prior")
+        return load_library(lp)
+
+    def plan_responses(self, run: str, settings, m, library) -> tuple[list[dict], float]:
+        """responses@RUN: the stage's code dry-run; returns its records and the factor a match_ours
+        baseline's sample is scaled by (see :func:`_run_budget`)."""
+        budget, scale = _run_budget(self.params, run, self.paths, self.rows, self.notes, self.history, settings)
+        with closing(DryRunGateway(run_model(self.params, run), self.cache, self.history, self.synth)) as gw:
+            recs, _ = pipeline.responses(self.params, run, gw, self.questions if m.wants_questions(settings) else None,
+                                         library, budget)
         run_rows = _rows("responses", run, gw)
         if scale != 1.0:       # a match_ours baseline sized from a sample (see _run_budget)
             for r in run_rows:
@@ -261,46 +283,59 @@ def plan(params: Mapping, paths: Paths | None = None, env: Mapping[str, str] | N
                 r["basis"] += f"; scaled x{scale:.2f} from a dry-run sample (equal completion tokens of ours)"
         for r in run_rows:
             if r["purpose"] == "test turn":
-                share = history.ratio(("responses", "test turn"), ("responses", "code turn"), run)
-                if share is not None and r["calls"] > r["cached"]:
-                    f = min(1.0, share[0])
-                    todo = r["calls"] - r["cached"]
-                    keep = r["cached"] + round(todo * f)
-                    r["prompt_tokens"] = round(r["prompt_tokens"] * keep / r["calls"])
-                    r["completion_tokens"] = round(r["completion_tokens"] * keep / r["calls"])
-                    r["calls_max"], r["calls"] = r["calls"], keep
-                    r["basis"] += f"; test turns per code turn: {share[1]} (estimate; at most {r['calls_max']})"
-        rows += run_rows
-        # judged@RUN: one call per (rule-passing) candidate: depends on the model's output; none for
-        # a baseline verified as published (its own filter, no judge: testleak/baselines/published.py)
+                self._expected_test_turns(r, run)
+        self.rows += run_rows
+        return recs, scale
+
+    def _expected_test_turns(self, r: dict, run: str) -> None:
+        """Scale a test-turn row's uncached calls by the call log's test turns per code turn
+        (every synthetic code answer gets a test turn: an upper bound)."""
+        share = self.history.ratio(("responses", "test turn"), ("responses", "code turn"), run)
+        if share is not None and r["calls"] > r["cached"]:
+            f = min(1.0, share[0])
+            todo = r["calls"] - r["cached"]
+            keep = r["cached"] + round(todo * f)
+            r["prompt_tokens"] = round(r["prompt_tokens"] * keep / r["calls"])
+            r["completion_tokens"] = round(r["completion_tokens"] * keep / r["calls"])
+            r["calls_max"], r["calls"] = r["calls"], keep
+            r["basis"] += f"; test turns per code turn: {share[1]} (estimate; at most {r['calls_max']})"
+
+    def plan_judge(self, run: str, settings, recs: list[dict], scale: float) -> int:
+        """judged@RUN: one call per (rule-passing) candidate, which depends on the model's output, so
+        estimated; none for a baseline verified as published (its own filter, no judge:
+        testleak/baselines/published.py), whose in-window candidates the automatic reviewer of
+        confirmed@RUN judges instead under review policy auto. Returns the judge calls."""
+        params, total = self.params, 0
         responses_n = round(sum(r["status"] == "ok" for r in recs) * scale)   # scale: see _run_budget
-        if mode != "rules" and run_protocol(params, run) == "published" and (params.get("review") or {}).get(
+        if self.mode != "rules" and run_protocol(params, run) == "published" and (params.get("review") or {}).get(
                 "policy", "auto") == "auto":
-            # confirmed@RUN: the automatic reviewer judges the in-window candidates of a published baseline
-            per = history.ratio(("confirmed", "judge"), ("responses", RESPONSE_PURPOSES), run)
+            per = self.history.ratio(("confirmed", "judge"), ("responses", RESPONSE_PURPOSES), run)
             calls, basis = ((round(responses_n * per[0]), f"estimate: review judge calls per response {per[1]}")
                             if per is not None else
                             (responses_n, "estimate without call log: one in-window candidate per answered response"))
-            judged_total += calls
-            rows.append({"stage": "confirmed", "run": run, "model": params["judge"]["name"], "purpose": "judge",
-                         "calls": calls, "cached": 0, "prompt_tokens": round(calls * judge_prompt),
-                         "completion_tokens": calls * judge_comp, "basis": f"{basis}; completion: {judge_basis}"})
-        if mode == "rules" or run_protocol(params, run) == "published":
-            continue
-        per = history.ratio(("judged", "judge"), ("responses", RESPONSE_PURPOSES), run)
+            total += calls
+            self.rows.append(self._judge_row("confirmed", run, calls, basis))
+        if self.mode == "rules" or run_protocol(params, run) == "published":
+            return total
+        per = self.history.ratio(("judged", "judge"), ("responses", RESPONSE_PURPOSES), run)
         if per is not None:
             calls, basis = round(responses_n * per[0]), f"estimate: judge calls per response {per[1]}"
         else:
             k = settings.tests_per_function if settings.method == "ours" else 1
             calls, basis = responses_n * k, f"estimate without call log: one per requested test case ({k} per response)"
-        judged_total += calls
-        rows.append({"stage": "judged", "run": run, "model": params["judge"]["name"], "purpose": "judge",
-                     "calls": calls, "cached": 0, "prompt_tokens": round(calls * judge_prompt),
-                     "completion_tokens": calls * judge_comp, "basis": f"{basis}; completion: {judge_basis}"})
+        self.rows.append(self._judge_row("judged", run, calls, basis))
+        return total + calls
 
-    # -- cost per row and per model
+    def _judge_row(self, stage: str, run: str, calls: int, basis: str) -> dict:
+        return {"stage": stage, "run": run, "model": self.params["judge"]["name"], "purpose": "judge",
+                "calls": calls, "cached": 0, "prompt_tokens": round(calls * self.judge_prompt),
+                "completion_tokens": calls * self.judge_comp, "basis": f"{basis}; completion: {self.judge_basis}"}
+
+
+def _model_costs(params: Mapping, rows: list[dict]) -> dict[str, dict]:
+    """Each row's cost (``usd``, set on the row) at its model's price, and the totals per model."""
     prices = {params[role]["name"]: params[role].get("price") for role in ("questioner", "model", "judge")}
-    for run in exp.get("runs") or {}:                 # each run's model under test (experiment.models)
+    for run in params["experiment"].get("runs") or {}:     # each run's model under test (experiment.models)
         rm = run_model(params, run)
         prices.setdefault(rm["name"], rm.get("price"))
     models: dict[str, dict] = {}
@@ -312,8 +347,11 @@ def plan(params: Mapping, paths: Paths | None = None, env: Mapping[str, str] | N
         for k in ("calls", "cached", "prompt_tokens", "completion_tokens"):
             t[k] += r[k]
         t["usd"] = None if r["usd"] is None or t["usd"] is None else t["usd"] + r["usd"]
+    return models
 
-    # -- GitHub search
+
+def _search_plan(ver: Mapping, judged_total: int, env: Mapping[str, str]) -> dict:
+    """GitHub search requests (an upper bound) and their minimum wall time at the rate limit."""
     search = {"backend": ver.get("backend"), "requests": 0}
     if ver.get("backend") == "github":
         gh = ver.get("github") or {}
@@ -326,12 +364,30 @@ def plan(params: Mapping, paths: Paths | None = None, env: Mapping[str, str] | N
                        "basis": f"upper bound: every judged candidate kept and searched, {pages} page(s) each; cached "
                                 f"searches are not sent" + ("" if tokens else f"; no token set in "
                                 f"{', '.join(gh.get('token_envs') or [])}: 1 assumed")})
-    total = {"calls": sum(r["calls"] for r in rows), "cached": sum(r["cached"] for r in rows),
-             "prompt_tokens": sum(r["prompt_tokens"] for r in rows),
-             "completion_tokens": sum(r["completion_tokens"] for r in rows),
-             "usd": None if any(m["usd"] is None for m in models.values()) else sum(m["usd"] for m in models.values())}
-    return {"experiment": exp["name"], "runs": list(exp.get("runs") or {}), "rows": rows, "models": models,
-            "search": search, "total": total, "budget": dict(params.get("budget") or {}), "notes": notes}
+    return search
+
+
+def _total(rows: list[dict], models: Mapping[str, dict]) -> dict:
+    return {"calls": sum(r["calls"] for r in rows), "cached": sum(r["cached"] for r in rows),
+            "prompt_tokens": sum(r["prompt_tokens"] for r in rows),
+            "completion_tokens": sum(r["completion_tokens"] for r in rows),
+            "usd": None if any(m["usd"] is None for m in models.values()) else sum(m["usd"] for m in models.values())}
+
+
+def plan(params: Mapping, paths: Paths | None = None, env: Mapping[str, str] | None = None) -> dict:
+    """The plan of the composed experiment ``params`` (a plain dict). See the module docstring."""
+    paths = paths or Paths()
+    env = os.environ if env is None else env
+    p = _Planner(params, paths)
+    p.plan_questions()
+    p.estimate_judge()
+    judged_total = sum(p.plan_run(run) for run in p.exp.get("runs") or {})
+    models = _model_costs(params, p.rows)
+    search = _search_plan(params.get("verifier") or {}, judged_total, env)
+    exp = p.exp
+    return {"experiment": exp["name"], "runs": list(exp.get("runs") or {}), "rows": p.rows, "models": models,
+            "search": search, "total": _total(p.rows, models), "budget": dict(params.get("budget") or {}),
+            "notes": p.notes}
 
 
 def _usd(v) -> str:

@@ -139,15 +139,17 @@ def test_intervals(code: str, masked: str) -> list[tuple[int, int]]:
     return out
 
 
-def lex(code: str, language: str | None, attr_for, with_tests: bool = True,
-        sigs: dict[str, list[str]] | None = None) -> Parsed:
-    """Literals of ``code`` with their keys, and the test-case intervals. ``sigs``: callable
-    name -> parameter names (:func:`collect_c_signatures`) for positional arguments."""
-    rx = _token_rx(language)
-    toks: list[tuple[int, int, str, int, int]] = []  # (start, end, value, vstart, vend)
+_Token = tuple[int, int, str, int, int]  # (start, end, value, vstart, vend)
+
+
+def _scan(code: str, language: str | None) -> tuple[list[_Token], str]:
+    """The literal tokens of ``code`` and its masked copy (string bodies and comments blanked,
+    newlines kept). A formatted string (``f"{x}"``, a ``${x}`` template) is masked but is no
+    token; an escaped value is decoded and spans its whole token."""
+    toks: list[_Token] = []
     pieces: list[str] = []
     last = 0
-    for m in rx.finditer(code):
+    for m in _token_rx(language).finditer(code):
         g = m.lastgroup
         s, e = m.span()
         if g in ("c", "h", "q"):
@@ -173,8 +175,14 @@ def lex(code: str, language: str | None, attr_for, with_tests: bool = True,
         else:
             toks.append((s, e, raw, s + q, e - q))
     pieces.append(code[last:])
-    masked = "".join(pieces)
+    return toks, "".join(pieces)
 
+
+def _bind_keys(code: str, masked: str, toks: list[_Token], attr_for,
+               sigs: dict[str, list[str]] | None) -> list[Literal]:
+    """Each token as a :class:`Literal` bound to the key the masked code around it gives (see the
+    module docstring): the string before it, a table row, the code before it, a positional
+    parameter; else a sibling field discriminator or an equality assertion."""
     lits: list[Literal] = []
     rows = _table_rows(masked) if "struct" in masked else []
     prev_end = 0
@@ -208,6 +216,15 @@ def lex(code: str, language: str | None, attr_for, with_tests: bool = True,
         lits.append(Literal(val, key, vs, ve))
         prev_end, prev_val = e, val
         prev_is_str = code[s] in "\"'`"
+    return lits
+
+
+def lex(code: str, language: str | None, attr_for, with_tests: bool = True,
+        sigs: dict[str, list[str]] | None = None) -> Parsed:
+    """Literals of ``code`` with their keys, and the test-case intervals. ``sigs``: callable
+    name -> parameter names (:func:`collect_c_signatures`) for positional arguments."""
+    toks, masked = _scan(code, language)
+    lits = _bind_keys(code, masked, toks, attr_for, sigs)
     tests = test_intervals(code, masked) if with_tests else []
     return Parsed(lits, tests, "lexer")
 

@@ -270,7 +270,7 @@ class _Visitor:
 
     def expr(self, node: ast.AST, key: str | None):
         t = type(node)
-        if t is ast.Name:
+        if t is ast.Name or t is ast.JoinedStr:  # no literal; f-strings are skipped
             return
         if t is ast.Attribute:
             return self.expr(node.value, None)
@@ -284,25 +284,8 @@ class _Visitor:
                 if seg.isdigit():
                     self.out.append(Literal(seg, key, s, e))
             return
-        if isinstance(node, ast.JoinedStr):
-            return
         if isinstance(node, ast.Dict):
-            names = [k.value if isinstance(k, ast.Constant) and isinstance(k.value, str) else
-                     (_name_of(k) if k is not None else None) for k in node.keys]
-            disc = self.discriminator(names, node.values) if len(names) > 1 else None
-            for k, v, name in zip(node.keys, node.values, names):
-                if k is None:
-                    self.expr(v, None)
-                    continue
-                if name is None:
-                    self.expr(k, None)
-                elif normalize_identifier(name) in DISCRIMINATORS:
-                    if disc and v is not None and isinstance(v, ast.Constant) and v.value == disc:
-                        name = None  # {"name": "email", ...} names a field: not a value of `name`
-                elif disc and not self.attr_for(name):
-                    name = disc
-                self.expr(v, name)
-            return
+            return self.mapping(node)
         if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
             for e in node.elts:
                 self.expr(e, key)
@@ -336,6 +319,23 @@ class _Visitor:
                 self.expr(c, None)
             elif isinstance(c, ast.comprehension):
                 self.expr(c.iter, key)
+
+    def mapping(self, node: ast.Dict):
+        """A dict literal: each value under its string key or name, or under the attribute a sibling
+        discriminator names (``{"field": "password", "input": "v"}``)."""
+        names = [k.value if isinstance(k, ast.Constant) and isinstance(k.value, str) else
+                 (_name_of(k) if k is not None else None) for k in node.keys]
+        disc = self.discriminator(names, node.values) if len(names) > 1 else None
+        for k, v, name in zip(node.keys, node.values, names):
+            if name is None:
+                if k is not None:  # a computed key (k is None: a ``**spread``)
+                    self.expr(k, None)
+            elif normalize_identifier(name) in DISCRIMINATORS:
+                if disc and v is not None and isinstance(v, ast.Constant) and v.value == disc:
+                    name = None  # {"name": "email", ...} names a field: not a value of `name`
+            elif disc and not self.attr_for(name):
+                name = disc
+            self.expr(v, name)
 
     def sql_parameters(self, sql_node: ast.AST, params: ast.AST) -> bool:
         """``execute("INSERT INTO t (a, b) VALUES (?, ?)", ("x", "y"))`` (also ``executemany``

@@ -20,10 +20,7 @@ def send_chat(gw, messages: list, params: dict) -> Completion:
     import openai
 
     client = gw._ensure_client()
-    kwargs = dict(params)
-    if gw._pool is not None:   # llama.cpp: prompt caching as the server is configured
-        kwargs["extra_body"] = {**(kwargs.get("extra_body") or {}),
-                                "cache_prompt": bool((gw.cfg.get("server") or {}).get("cache_prompt", False))}
+    kwargs = _request_kwargs(gw, params)
     want_logprobs = bool(kwargs.get("logprobs"))
     est = estimate_prompt_tokens(messages) + int(kwargs.get("max_tokens") or 0)
     attempts = 0
@@ -36,32 +33,7 @@ def send_chat(gw, messages: list, params: dict) -> Completion:
         gw._count("requests")
         if attempts > 1:
             gw._count("retries")
-        try:
-            if gw._pool is None:
-                return client.chat.completions.create(model=gw.cfg.get("api_model"), messages=messages,
-                                                      timeout=timeout, **kwargs)
-            with gw._pool.checkout() as i:     # a free server of the pool; any gives the same answer
-                return gw._clients[i].chat.completions.create(
-                    model=gw.cfg.get("api_model"), messages=messages, timeout=timeout, **kwargs)
-        except openai.AuthenticationError:
-            raise AuthError(
-                f"model {gw.name!r}: HTTP 401 unauthorized; check the API key in "
-                f"${gw.cfg.get('api_key_env') or '(no api_key_env)'}", status=401) from None
-        except openai.PermissionDeniedError:
-            raise AuthError(
-                f"model {gw.name!r}: HTTP 403 forbidden; the key in ${gw.cfg.get('api_key_env')} "
-                f"has no access to {gw.cfg.get('api_model')!r}", status=403) from None
-        except openai.NotFoundError:
-            raise LLMError(
-                f"model {gw.name!r}: HTTP 404; the endpoint {gw.endpoint} has no model "
-                f"{gw.cfg.get('api_model')!r} (fix api_model / base_url in conf/model/{gw.name}.yaml)",
-                status=404) from None
-        except openai.RateLimitError as e:
-            raise Retryable("http_429", "HTTP 429", wait=retry_after(e.response.headers)) from None
-        except openai.InternalServerError as e:
-            raise Retryable("http_5xx", f"HTTP {e.status_code}", wait=retry_after(e.response.headers)) from None
-        except openai.APIConnectionError as e:  # APITimeoutError included
-            raise transport_error(e, isinstance(e, openai.APITimeoutError), timeout) from None
+        return _create(gw, client, messages, kwargs, timeout)
 
     def error(kind: str, message: str) -> Completion:
         return Completion(status="error", error_kind=kind, model=gw.name, attempts=attempts,
@@ -87,6 +59,50 @@ def send_chat(gw, messages: list, params: dict) -> Completion:
     c.model = gw.name
     gw.limiter.adjust(est, sum(c.usage.values()))
     return c
+
+
+def _request_kwargs(gw, params: dict) -> dict:
+    """The client's keyword arguments: the sampling ``params``, and for a llama.cpp pool prompt
+    caching as its server is configured."""
+    kwargs = dict(params)
+    if gw._pool is not None:
+        kwargs["extra_body"] = {**(kwargs.get("extra_body") or {}),
+                                "cache_prompt": bool((gw.cfg.get("server") or {}).get("cache_prompt", False))}
+    return kwargs
+
+
+def _create(gw, client, messages: list, kwargs: dict, timeout: float):
+    """One request to the endpoint (or to a free server of the pool), the client's errors mapped:
+    401 / 403 / 404 to configuration errors, 429, 5xx and transport failures to :class:`Retryable`
+    (with the server's retry-after); any other error passes through."""
+    import openai
+
+    try:
+        if gw._pool is None:
+            return client.chat.completions.create(model=gw.cfg.get("api_model"), messages=messages,
+                                                  timeout=timeout, **kwargs)
+        with gw._pool.checkout() as i:     # a free server of the pool; any gives the same answer
+            return gw._clients[i].chat.completions.create(
+                model=gw.cfg.get("api_model"), messages=messages, timeout=timeout, **kwargs)
+    except openai.AuthenticationError:
+        raise AuthError(
+            f"model {gw.name!r}: HTTP 401 unauthorized; check the API key in "
+            f"${gw.cfg.get('api_key_env') or '(no api_key_env)'}", status=401) from None
+    except openai.PermissionDeniedError:
+        raise AuthError(
+            f"model {gw.name!r}: HTTP 403 forbidden; the key in ${gw.cfg.get('api_key_env')} "
+            f"has no access to {gw.cfg.get('api_model')!r}", status=403) from None
+    except openai.NotFoundError:
+        raise LLMError(
+            f"model {gw.name!r}: HTTP 404; the endpoint {gw.endpoint} has no model "
+            f"{gw.cfg.get('api_model')!r} (fix api_model / base_url in conf/model/{gw.name}.yaml)",
+            status=404) from None
+    except openai.RateLimitError as e:
+        raise Retryable("http_429", "HTTP 429", wait=retry_after(e.response.headers)) from None
+    except openai.InternalServerError as e:
+        raise Retryable("http_5xx", f"HTTP {e.status_code}", wait=retry_after(e.response.headers)) from None
+    except openai.APIConnectionError as e:  # APITimeoutError included
+        raise transport_error(e, isinstance(e, openai.APITimeoutError), timeout) from None
 
 
 def parse_response(resp, want_logprobs: bool) -> Completion:
