@@ -343,3 +343,54 @@ def test_field_lines_of_prose_and_plain_output(tax, text, expected):
     for c in cands:  # the span points at the value in the text
         s, e = c["evidence"]["span"]
         assert text[s:e] == c["value"]
+
+
+# what a call's name says about its sole argument and about the value it returns
+CALLS = [
+    ("java", 'byte[] h = GenerateSecurePasswordHash("password123");', [("password123", "password")]),
+    ("python", 'user = find_user_by_email("ann@corp.io")', [("ann@corp.io", "email")]),
+    ("python", 'token = generate_token("user1")', []),  # the argument is what the token is made from
+    ("python", 'validate_phone("+44 20 7946 0958")', [("+44 20 7946 0958", "phone")]),
+    ("python", 'cfg = get_config("db.main")', []),
+    # compared with a call's result: the callee names the value, unless it transforms its input
+    ("python", 'assert generate_secure_password(length=15) == "Tr4b3dor&*()_+{}|:"', [("Tr4b3dor&*()_+{}|:", "password")]),
+    ("python", 'assert hash_password("pw12345") == "5f4dcc3b5aa765d61d8327deb882cf99"', [("pw12345", "password")]),
+]
+
+
+@pytest.mark.parametrize("lang,code,expected", CALLS, ids=["derived-noun", "by-field", "producer", "validator",
+                                                           "getter", "compared-result", "compared-transform"])
+def test_what_a_call_says_about_its_values(tax, lang, code, expected):
+    assert got(tax, code, lang) == expected
+
+
+KEYS_AND_SHAPES = [
+    # a title names a person under a bare `name`, whatever follows it
+    ("json", '{"name": "Carlos Lopez", "city": "New York", "name": "Ms. 5"}',
+     [("Carlos Lopez", "name"), ("New York", "address"), ("Ms. 5", "name")]),
+    ("python", 'name = "Mr. Robot"', [("Mr. Robot", "name")]),
+    ("python", 'name = "weights.bin"', []),
+    # a Luhn check passes 1 number in 10: it does not overrule an account key
+    ("python", 'account_number = "622214183015"', [("622214183015", "bank_statement")]),
+    ("python", 'phone = "4242 4242 4242 4242"', [("4242 4242 4242 4242", "credit_card")]),
+    # a number in arithmetic is an operand, not the key's value
+    ("python", 'balance = 5000 * 12', []),
+    ("json", '{"护照号码": "E12345678"}', [("E12345678", "identity")]),
+]
+
+
+@pytest.mark.parametrize("lang,code,expected", KEYS_AND_SHAPES, ids=["titled-name", "titled-bare", "thing-name",
+                                                                     "luhn-vs-account", "card-under-phone",
+                                                                     "arithmetic", "passport-zh"])
+def test_keys_and_shapes(tax, lang, code, expected):
+    assert got(tax, code, lang) == expected
+
+
+def test_inline_code_assignments_in_prose(tax):
+    text = ('```java\nclass T {}\n```\n3. **Encrypt**\n   - **Parameters**: `biometricData: "fp_7731"` | '
+            '`const accessToken = "tok_88a1b2"` | `retries = "3"`\n')
+    cands = extract(text, tax, language="java")
+    assert [(c["value"], c["attribute"]) for c in cands] == [("fp_7731", "biometric"), ("tok_88a1b2", "auth_token")]
+    for c in cands:
+        s, e = c["evidence"]["span"]
+        assert text[s:e] == c["value"]

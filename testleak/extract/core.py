@@ -38,7 +38,8 @@ from .lexkeys import collect_c_signatures
 from .literals import Literal, Parsed
 from .multivalue import split_values, sql_statements
 from .prose import field_lines, prose_spans
-from .pyparse import collect_signatures, doctest_literals, parse_python, parse_tree
+from .doctests import doctest_literals
+from .pyparse import collect_signatures, parse_python, parse_tree
 
 _PROSE_MARK = re.compile(
     r"^[ \t]{0,3}(?:#{1,6}[ \t]*|[-*+][ \t]+|\d+\.[ \t]+)?(?:\*\*|__)?[ \t]*(?:test[ \t]*[- ]?case|test)[ \t]*#?[ \t]*\d+\b",

@@ -98,6 +98,9 @@ def _not_data(s: str, key: str | None) -> bool:
     return _non_value(s, key) is not None
 
 
+_SYMBOL_BRACES = re.compile(r"(?<=[^\w\s])\{\}(?=[^\w\s])")  # "_+{}|" in a run of symbols: no format slot
+
+
 def _symbols(s: str) -> bool:
     """A run of keyboard symbols (``!@#$%^&*()_+{}``): a test input, not a format string."""
     return len(s) >= 6 and sum(c.isalnum() for c in s) <= 2 and not _REGEX.search(s)
@@ -116,7 +119,7 @@ def _non_value(s: str, key: str | None) -> str | None:
         return "long"
     if _SLOT.search(s):
         return "slot"
-    if not _symbols(s) and (_FORMAT.search(s) or _REGEX.search(s)):
+    if not _symbols(s) and (_FORMAT.search(_SYMBOL_BRACES.sub("", s)) or _REGEX.search(s)):
         return "format"
     if _MASKED.search(s):
         return "masked"
@@ -251,6 +254,13 @@ _KEY_PATTERN = {
 }
 _COLLECTION = re.compile(r"_(?:list|set|array|values|arr)$")
 _NUMBERED = re.compile(r"_?\d+$")
+_TITLED = re.compile(r"^(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Madam|Mme|Herr|Frau)\.?\s+\S", re.I)  # "Ms. 5": a person
+def _key_holds_digits(attr: str | None, s: str) -> bool:
+    """A run of digits is also a value of ``attr``: any account number, an identity or phone
+    number of at most 15 digits (E.164's limit; 16+ digits under a phone key is a card)."""
+    return attr == "bank_statement" or (attr in ("identity", "phone") and sum(c.isdigit() for c in s) <= 15)
+
+
 # a test variable that names its case after the field: user_id_with_spaces, email_without_at,
 # password_for_admin -> the part before the qualifier
 _QUALIFIED = re.compile(r"^(?P<field>[a-z0-9]+(?:_[a-z0-9]+)*?)_(?:with|without|for|from|containing|having|when)_[a-z0-9]")
@@ -370,9 +380,11 @@ class Detector:
         if p and self._has("secret_key"):
             return "secret_key", "prefix:" + p if p != "pem" else "pem", ok
         keyed = a is not None or self.index.names_thing(key)
-        if a is not None and self.bare_head(key) and not person_name_shape(s):
+        if a is not None and self.bare_head(key) and not person_name_shape(s) and not _TITLED.match(s):
             a = None  # name="weights": the name of a thing
         fmt = self.checksum_format(s)
+        if fmt and fmt[0] == "credit_card" and _key_holds_digits(a, s):
+            fmt = None  # Luhn passes 1 in 10 numbers: too weak against a key whose values are such numbers
         if fmt and fmt[0] != a:
             return fmt + (ok,)
         # 3. key

@@ -114,6 +114,47 @@ def person_name_shape(value: str) -> bool:
     return True
 
 
+# calls that make their value from the argument (generate_token("user1"), get_email(uid)), and
+# what a call makes of its argument (generatePasswordHash("pw") hashes a password)
+PRODUCERS = frozenset("generate gen random issue compute derive calculate get fetch".split())
+DERIVED = frozenset("hash hashed digest strength score checksum signature encryption length".split())
+
+
+def callee_arg_key(callee: str | None, attr_for, bound: str | None = None) -> str | None:
+    """The key of a call's sole argument: the callee when it names an attribute
+    (``validate_email("v")``); the field after ``by`` (``find_user_by_email``) or before a
+    derived noun (``password_hash``, ``GenerateSecurePasswordHash``); no key when the callee
+    produces the attribute from its argument (``generate_token("user1")``: nor does the name
+    the call is bound to name the argument); else ``bound``, the name the call is bound to."""
+    if not callee:
+        return bound
+    parts = normalize_identifier(callee).split("_")
+    if "by" in parts[:-1]:
+        field = "_".join(parts[parts.index("by") + 1:])
+        return field if attr_for(field) else bound
+    derived = len(parts) > 1 and parts[-1] in DERIVED
+    if derived:
+        parts = parts[:-1]
+    if len(parts) > 1 and parts[0] in PRODUCERS:
+        if not derived:
+            return None if attr_for("_".join(parts[1:])) else bound
+        parts = parts[1:]
+    field = "_".join(parts) if derived else callee
+    return field if attr_for(field) else bound
+
+
+# what a call returns when its name says it transforms its input (hash_password(p) is no password)
+_TRANSFORMS = frozenset("hash hashed encrypt encrypted encode encoded digest mask masked sign signed".split())
+
+
+def result_key(callee: str | None) -> str | None:
+    """The key of the value a call returns, when compared to a literal: the callee's name
+    (``generate_token(u) == "v"``: a token), none for a transform of its input."""
+    if not callee or _TRANSFORMS & set(normalize_identifier(callee).split("_")):
+        return None
+    return callee
+
+
 def _osa1(a: str, b: str) -> bool:
     """Optimal string alignment distance of exactly 1 (one edit or one adjacent swap)."""
     if a == b or abs(len(a) - len(b)) > 1:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from .keys import callee_arg_key
 from .literals import ASSERT_CALLS
 
 _IDENT = r"(?:[^\W\d]|\$)[\w$]*"  # any script: JavaScript and Java allow Unicode names
@@ -269,9 +270,6 @@ def _key_from_window(window: str, masked: str, s: int, e: int, attr_for) -> str 
         after = masked[e:e + 40].lstrip()
         if not after.startswith(")"):
             return _collection_key(window, attr_for)  # not the sole argument
-        callee = c.group("c")
-        if attr_for(callee):
-            return callee
         m2 = _KEY_BEFORE.search(window[:c.start()])
-        return m2.group("k") if m2 else _collection_key(window, attr_for)
+        return callee_arg_key(c.group("c"), attr_for, m2.group("k") if m2 else _collection_key(window, attr_for))
     return _collection_key(window, attr_for)

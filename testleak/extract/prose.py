@@ -39,6 +39,17 @@ _SENTENCE = re.compile(r"(?:^|\s)(?:a|an|the|is|are|with|without|that|which|shou
 _FREE_TEXT = frozenset({"medical_record", "political", "biometric", "bank_statement", "address"})
 
 
+# inline code in prose that assigns a value: `biometricData: "..."`, `const token = '...'`
+_INLINE = re.compile(r"`(?:(?:const|let|var|final|String|string|str)\s+)?(?P<k>[^\W\d][\w.]*)\s*[:=]\s*"
+                     r"(?P<q>[\"'])(?P<v>[^\"'`\n]*)(?P=q)[^`\n]*`")
+
+
+def _inline_assignments(prose: str, attr_for) -> list[Literal]:
+    """Values assigned in inline code spans of prose (:data:`_INLINE`) to a key naming an attribute."""
+    return [Literal(m.group("v"), m.group("k"), m.start("v"), m.end("v")) for m in _INLINE.finditer(prose)
+            if m.group("v").strip() and attr_for(m.group("k")) is not None]
+
+
 def _plain_text(b: CodeBlock) -> bool:
     """A fenced block of plain text: tagged so, or untagged (its language only a default)."""
     tag = b.info.split()[0].lower() if b.info.strip() else ""
@@ -66,6 +77,8 @@ def field_lines(text: str, blocks: list[CodeBlock], attr_for) -> list:
                 continue  # a quote left open, code (``str = "x"``) or a description: not one value
             if v.strip():
                 lits.append(Literal(v, key, s, s + len(v)))
+        if seg.kind == "prose":
+            lits += _inline_assignments(seg.code, attr_for)
         if lits:
             out.append((seg, None, Parsed(lits, [], "fields")))
     return out

@@ -33,10 +33,10 @@ line), and each parametrize row (nested in its function).
 from __future__ import annotations
 
 import ast
-import re
 import sys
 
 from ..taxonomy import normalize_identifier
+from .keys import callee_arg_key, result_key
 from .literals import ASSERT_CALLS, DISCRIMINATORS, FIELD_WORD, Literal, Parsed
 from .multivalue import sql_parameter_columns
 
@@ -294,7 +294,7 @@ class _Visitor:
             return self.call(node, key)
         if isinstance(node, ast.Compare):
             operands = [node.left] + list(node.comparators)
-            names = [_name_of(o) for o in operands]
+            names = [_name_of(o) or (result_key(_callee(o)) if isinstance(o, ast.Call) else None) for o in operands]
             for i, o in enumerate(operands):
                 other = next((names[j] for j in (i - 1, i + 1) if 0 <= j < len(names) and names[j]), None)
                 self.expr(o, other if _name_of(o) is None else None)
@@ -308,9 +308,10 @@ class _Visitor:
                 self.out.append(Literal(text, key, s, e))
                 return
         if isinstance(node, (ast.BinOp, ast.IfExp, ast.BoolOp, ast.Starred, ast.UnaryOp)):
-            for c in ast.iter_child_nodes(node):
+            for c in ast.iter_child_nodes(node):  # a number in arithmetic ("A" * 1024) is an operand
                 if isinstance(c, ast.expr):
-                    self.expr(c, key)
+                    operand = t is ast.BinOp and isinstance(c, ast.Constant) and not isinstance(c.value, str)
+                    self.expr(c, None if operand else key)
             return
         if isinstance(node, (ast.Lambda,)):
             return self.expr(node.body, None)
@@ -398,7 +399,7 @@ class _Visitor:
             if params is not None and i < len(params) and not isinstance(a, ast.Starred):
                 k = params[i]
             elif single:
-                k = name if (name and self.attr_for(name)) else key
+                k = callee_arg_key(name, self.attr_for, key)
             elif i > 0:
                 prev = args[i - 1]
                 if isinstance(prev, ast.Constant) and isinstance(prev.value, str) and \
@@ -452,47 +453,3 @@ def parse_python(code: str, tree_indent: tuple[ast.AST, int], sigs: dict[str, li
     finally:
         sys.setrecursionlimit(old)
     return Parsed(v.out, v.tests, "ast")
-
-
-_DOCTEST = re.compile(r"^(?P<ind>[ \t]*)>>>(?: |$)", re.M)
-
-
-def doctest_sessions(code: str) -> list[tuple[int, int, str]]:
-    """``(start, end, source)`` of every doctest session of ``code`` (``>>>`` lines and their
-    ``...`` continuations, in a docstring, a comment, prose or a ``.. doctest::`` block): the
-    source is the code of those lines with the prompts blanked, offsets as in ``code``."""
-    out = []
-    pos = 0
-    while True:
-        m = _DOCTEST.search(code, pos)
-        if not m:
-            return out
-        ind = m.group("ind")
-        start, lines = m.start(), []
-        at = start
-        while at < len(code):
-            nl = code.find("\n", at)
-            line = code[at:nl if nl >= 0 else len(code)]
-            body = line[len(ind):]
-            if not line.startswith(ind) or not (body.startswith((">>> ", "... ")) or body in (">>>", "...")):
-                break
-            lines.append(ind + "    " + body[4:] if len(body) > 3 else ind + "   ")
-            at = nl + 1 if nl >= 0 else len(code)
-        end = start + sum(len(x) + 1 for x in lines) - 1
-        out.append((start, min(end, len(code)), "\n".join(lines)))
-        pos = max(at, m.end())
-
-
-def doctest_literals(code: str, sigs: dict[str, list[str]], attr_for) -> tuple[list[Literal], list[tuple[int, int]]]:
-    """Literals of the doctest sessions of ``code`` read as Python code (the lexer for a
-    session that does not parse), offsets as in ``code``, and the sessions' spans."""
-    from .lexer import lex
-
-    lits: list[Literal] = []
-    spans: list[tuple[int, int]] = []
-    for start, end, src in doctest_sessions(code):
-        spans.append((start, end))
-        t = parse_tree(src)
-        parsed = parse_python(src, t, sigs, attr_for) if t is not None else lex(src, "python", attr_for, with_tests=False)
-        lits += [Literal(l.value, l.key, l.start + start, l.end + start) for l in parsed.literals]
-    return lits, spans
