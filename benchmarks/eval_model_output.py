@@ -269,12 +269,13 @@ def split_group(rec: dict) -> tuple:
     return rec.get("method"), "p", hashlib.sha256((rec.get("prompt_text") or "").encode("utf-8")).hexdigest()
 
 
-def heldout_ids(sets: list[tuple[dict, list[dict]]]) -> list[set]:
+def heldout_ids(sets: list[tuple[dict, list[dict]]], seen: set = frozenset()) -> list[set]:
     """The held-out response ids of each ``(sidecar, responses)`` scored together: those its
     own split holds out, less any whose :func:`split_group` is on the development side of any
-    set (a question answered in a development response is development everywhere)."""
+    set (a question answered in a development response is development everywhere) or in
+    ``seen`` (the groups of label sets a later fix was designed on)."""
     own = [set((meta.get("split") or {}).get("heldout") or ()) for meta, _ in sets]
-    dev = {split_group(r) for held, (_, recs) in zip(own, sets) for r in recs if r.get("id") not in held}
+    dev = {split_group(r) for held, (_, recs) in zip(own, sets) for r in recs if r.get("id") not in held} | set(seen)
     return [{r["id"] for r in recs if r.get("id") in held and split_group(r) not in dev}
             for held, (_, recs) in zip(own, sets)]
 
@@ -397,6 +398,9 @@ def main(argv=None) -> int:
     ap.add_argument("--heldout-fraction", type=float, default=0.5, help="with --make-labels: share of responses held out")
     ap.add_argument("--part", choices=("dev", "heldout", "all"), default="dev",
                     help="which part to score (default dev; heldout is the final measurement)")
+    ap.add_argument("--seen", type=Path, action="append", default=[], metavar="LABELS",
+                    help="a label set the code was since designed on: its questions and prompts are development "
+                         "in the sets scored (repeatable)")
     ap.add_argument("--misses", action="store_true", help="list missed labels and wrong candidates (masked)")
     ap.add_argument("--json", type=Path, default=None, help="also write the counts here")
     a = ap.parse_args(argv)
@@ -436,7 +440,8 @@ def main(argv=None) -> int:
             return 2
     recs = [read_jsonl(rp) for rp in responses]
     metas = [json.loads(meta_path(lp).read_text(encoding="utf-8")) for lp in labels]
-    helds = heldout_ids(list(zip(metas, recs)))
+    seen = {split_group(r) for lp in a.seen for r in read_jsonl(responses_of(lp))}
+    helds = heldout_ids(list(zip(metas, recs)), seen)
     for lp, meta, rs, held in zip(labels, metas, recs, helds):
         method, res, nr, nl = score_set(lp, meta, rs, held, a.part, params)
         by_method.setdefault(method, []).append(res)
