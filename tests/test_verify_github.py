@@ -8,6 +8,7 @@ import time
 import pytest
 
 from testleak.errors import ConfigError
+from testleak.settings import Window
 from testleak.verify.github import GitHubSearch, github_query
 from testleak.verify.search import verify_candidates
 from tests.fake_github import FakeGitHub
@@ -163,7 +164,7 @@ def test_window_outcomes_over_github(tmp_path):
                 for i, c in enumerate(cands)]
     with FakeGitHub(idx) as srv:
         gh = make(srv, tmp_path, max_pages=1)
-        hits = verify_candidates(verdicts, cands, gh, {"min": 1, "max": 100}, "github")
+        hits = verify_candidates(verdicts, cands, gh, Window(min=1, max=100), "github")
         assert len(srv.requests) == 3   # "@@" is unverifiable, the dropped one is not searched
     assert [h["outcome"] for h in hits] == ["in_window", "out_of_window", "out_of_window", "unverifiable", "filtered"]
     assert [h["k"] for h in hits] == [1, 101, 0, None, None]
