@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     stats = build_corpus_index(verifier, paths)
     seconds = stats.pop("seconds")
     write_json(paths.index_stats, stats)
-    write_json(paths.index_manifest, corpus_manifest(verifier.local.model_dump(exclude_unset=True)))
+    write_json(paths.index_manifest, corpus_manifest(verifier.local))
     print(f"index ({stats['engine']}): {stats['files']} files, {stats['bytes'] / 1e6:.1f} MB from {stats['repos']} "
           f"repositories in {seconds:.1f}s; index {stats['index_bytes'] / 1e6:.1f} MB ({stats['index_over_corpus']}x); "
           f"skipped {stats['skipped_large']} large, {stats['skipped_unreadable']} unreadable; "

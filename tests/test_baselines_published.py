@@ -16,6 +16,7 @@ from testleak.baselines.published import (codebreaker_candidates, codexleaks_fil
 from testleak.config import compose
 from testleak.errors import ConfigError
 from testleak.settings import Window
+from tests.project import local_search
 
 
 def _resp(rid, cont, ppl, prompt="cfg = {\n  'k': '", status="ok", method="codexleaks"):
@@ -393,7 +394,7 @@ def test_published_runs_keep_no_placeholder_value_and_never_search_it(params, tm
     root.mkdir(parents=True)
     (root / "users.py").write_text("OWNER = 'ann.lee@corp-mail.net'\nDEMO = 'john.doe@example.com'\n")
     db = tmp_path / "corpus.sqlite"
-    build_index({"corpus": "dirs", "dirs": [str(root.parent)], "extensions": [".py"]}, db)
+    build_index(local_search(dirs=[str(root.parent)]), db)
     with LocalIndex(db) as ix:
         hits = verify_candidates(verdicts, cands, ix, Window(min=1, max=100), "local")
         h = {x["candidate_id"]: x for x in hits}

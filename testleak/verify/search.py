@@ -67,7 +67,7 @@ def build_corpus_index(verifier: Verifier, paths) -> dict:
     keeps one for the canary absence checks). Both index :func:`.index.select_corpus`'s
     documents. Returns counts plus ``engine``, ``index_bytes``, ``index_over_corpus`` and
     ``seconds`` (the caller keeps timings out of DVC-hashed files)."""
-    local = verifier.local.model_dump(exclude_unset=True)
+    local = verifier.local
     out = paths.corpus_index(verifier)
     if verifier.backend == "infinigram":
         from .infinigram import build_infinigram
