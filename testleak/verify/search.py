@@ -46,8 +46,8 @@ def _open_infinigram(verifier: Verifier, paths):
 def _open_github(verifier: Verifier, paths):
     from .github import GitHubSearch
 
-    gh = {**verifier.github.model_dump(exclude_unset=True), "min_query_chars": verifier.min_query_chars}
-    return GitHubSearch(gh, paths.search_cache, log_path=paths.logs / "search_calls.jsonl")
+    return GitHubSearch(verifier.github, paths.search_cache, min_query_chars=verifier.min_query_chars,
+                        log_path=paths.logs / "search_calls.jsonl")
 
 
 #: The opener of each backend of :data:`testleak.registry.BACKENDS`: ``open(verifier, paths)``.
