@@ -23,13 +23,14 @@ from testleak.verify.search import build_corpus_index
 
 def main(argv: list[str] | None = None) -> int:
     paths = Paths()
-    verifier = typed(load_stage_params(), "verifier")
-    if verifier.local.corpus == "site-packages":
-        check_locked(verifier.local.lock_file)
-    stats = build_corpus_index(verifier, paths)
+    params = load_stage_params()
+    local = typed(params, "verifier.local")
+    if local.corpus == "site-packages":
+        check_locked(local.lock_file)
+    stats = build_corpus_index(params, paths)
     seconds = stats.pop("seconds")
     write_json(paths.index_stats, stats)
-    write_json(paths.index_manifest, corpus_manifest(verifier.local))
+    write_json(paths.index_manifest, corpus_manifest(local))
     print(f"index ({stats['engine']}): {stats['files']} files, {stats['bytes'] / 1e6:.1f} MB from {stats['repos']} "
           f"repositories in {seconds:.1f}s; index {stats['index_bytes'] / 1e6:.1f} MB ({stats['index_over_corpus']}x); "
           f"skipped {stats['skipped_large']} large, {stats['skipped_unreadable']} unreadable; "

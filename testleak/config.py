@@ -318,7 +318,10 @@ def typed(params, key: str):
     _, adapter = _key_adapter(key)
     node, parts = params, key.split(".")
     for i, part in enumerate(parts):
-        child = node.get(part, _MISSING) if hasattr(node, "get") else _MISSING
+        try:               # a lookup, not a membership test: a recording mapping sees one read
+            child = node[part]
+        except (KeyError, TypeError, IndexError):
+            child = _MISSING
         if child is _MISSING or (child is None and i < len(parts) - 1):
             default = _schema_default(key)
             if default is _MISSING:
@@ -375,10 +378,12 @@ def _schema_default(key: str):
 
 
 def _plain(value):
-    """A config value as plain containers (OmegaConf nodes and other mappings converted)."""
+    """A config value as plain containers: OmegaConf nodes converted, other mappings (a dict
+    subclass too) copied through their own ``keys``, so a mapping that records what is read
+    sees the whole value read."""
     if OmegaConf.is_config(value):
         return OmegaConf.to_container(value, resolve=True)
-    return dict(value) if isinstance(value, Mapping) and not isinstance(value, dict) else value
+    return dict(value) if isinstance(value, Mapping) and type(value) is not dict else value
 
 
 def select(cfg, key: str, known: Sequence[str], what: str) -> str:

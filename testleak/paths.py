@@ -73,11 +73,10 @@ class Paths:
     def index(self) -> Path:
         return self.data / "index" / "corpus.sqlite"
 
-    def corpus_index(self, verifier=None) -> Path:
-        """The corpus index ``verifier`` (:class:`testleak.settings.Verifier`) searches:
-        ``verifier.index`` (FTS5 database or infini-gram directory, relative to the project
-        root); without a verifier, the FTS5 default."""
-        return self.root / verifier.index if verifier is not None else self.index
+    def corpus_index(self, index: str | None = None) -> Path:
+        """The corpus index the verifier searches: ``verifier.index`` (FTS5 database or
+        infini-gram directory, relative to the project root), else the FTS5 default."""
+        return self.root / index if index else self.index
 
     @property
     def index_stats(self) -> Path:

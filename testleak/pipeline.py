@@ -69,7 +69,7 @@ def write_library(paths: Paths, params: Mapping, run: str, doc: dict, divisions:
     pub = {k: v for k, v in stats.items() if not k.startswith("_")}
     write_json(paths.library_stats(run), pub)
     division_scores_figure(divisions, paths.figures / f"{run}_division_scores.png")
-    proj = typed(params, "library").figures.projection
+    proj = typed(params, "library.figures.projection")
     for kind in ("fragments", "templates"):
         cl = stats["_clusters"].get(kind) or {}
         items = cl.get("items") or []
@@ -94,13 +94,13 @@ def method_inputs(params: Mapping, paths: Paths, run: str,
 
 def judge_fragments(params: Mapping, paths: Paths) -> dict:
     """The judge's few-shot examples: fragments of the prior library (``library.prior``)."""
-    return load_fragments(paths.library(typed(params, "library").prior))
+    return load_fragments(paths.library(typed(params, "library.prior")))
 
 
 def review_labels(params: Mapping, paths: Paths) -> list[dict]:
     """The reviewers' labels (``review.labels_file``; none yet = empty). The file must lie in
     labels/, the directory the confirmed stages depend on (dvc.yaml), so a new label reruns them."""
-    name = typed(params, "review").labels_file
+    name = typed(params, "review.labels_file")
     p = paths.root / name
     if not p.resolve().is_relative_to(paths.labels_dir.resolve()):
         raise ConfigError(f"review.labels_file={name!r} is outside {paths.labels_dir.name}/, the directory the "
@@ -116,7 +116,7 @@ def judge_gateway(params: Mapping, paths: Paths, run: str | None = None, stage: 
     if stage == "confirmed":
         asks = run is not None and review_asks_judge(params, run)
     else:
-        asks = typed(params, "verifier").judge_mode != "rules" and not (
+        asks = typed(params, "verifier.judge_mode") != "rules" and not (
             run is not None and run_protocol(params, run) == "published")
     if not asks:
         with nullcontext(None) as gw:
@@ -130,13 +130,13 @@ def judge_gateway(params: Mapping, paths: Paths, run: str | None = None, stage: 
 def review_judges_here(params: Mapping, run: str) -> bool:
     """Whether the confirmed stage applies the automatic reviewer itself: ``review.policy: auto``
     for a run whose judged stage did not (a baseline verified as published)."""
-    return typed(params, "review").policy == "auto" and run_protocol(params, run) == "published"
+    return typed(params, "review.policy") == "auto" and run_protocol(params, run) == "published"
 
 
 def review_asks_judge(params: Mapping, run: str) -> bool:
     """Whether the confirmed stage asks the judge LLM (:func:`review_judges_here`, and
     ``verifier.judge_mode`` is not ``rules``)."""
-    return review_judges_here(params, run) and typed(params, "verifier").judge_mode != "rules"
+    return review_judges_here(params, run) and typed(params, "verifier.judge_mode") != "rules"
 
 
 # ------------------------------------------------------------------------------- the stages
@@ -199,7 +199,7 @@ def candidates(params: Mapping, run: str, responses: Iterable[dict], models_dir=
         cands, stats = own(params, responses, models_dir or Paths().models)
     else:
         cands, stats = candidates_from_responses(responses, Taxonomy.from_config(params))
-    limit = typed(params, "answers").max_candidates_per_response
+    limit = typed(params, "answers.max_candidates_per_response")
     cands, cap = cap_candidates(cands, limit)
     if cap["responses"]:     # the counts by attribute and pattern are of the candidates kept
         stats = {**stats, "candidates": len(cands), "by_attribute": _counts(c["attribute"] for c in cands)}
@@ -210,7 +210,7 @@ def candidates(params: Mapping, run: str, responses: Iterable[dict], models_dir=
     # ours and shared: under judge-only no placeholder rule runs
     published = proto == "published" and own is not None
     cands, withheld = withhold(cands, Taxonomy.from_config(params),
-                               placeholders=published or typed(params, "verifier").judge_mode != "judge")
+                               placeholders=published or typed(params, "verifier.judge_mode") != "judge")
     return cands, {"run": run, "protocol": proto, **stats, "cap": cap, **echoes, **withheld}
 
 
@@ -243,7 +243,7 @@ def judged(params: Mapping, run: str, candidates: Iterable[dict], gateway, fragm
         verdicts = passthrough_verdicts(candidates, run)
         return verdicts, {"run": run, "mode": "published", "judge_model": None, **summarize_verdicts(verdicts)}
     verdicts, mode = _judge(params, run, candidates, gateway, fragments)
-    stats = {"run": run, "mode": mode, "judge_model": typed(params, "judge").name, **summarize_verdicts(verdicts),
+    stats = {"run": run, "mode": mode, "judge_model": typed(params, "judge.name"), **summarize_verdicts(verdicts),
              **_spend(gateway)}
     return verdicts, stats
 
@@ -251,20 +251,19 @@ def judged(params: Mapping, run: str, candidates: Iterable[dict], gateway, fragm
 def _judge(params: Mapping, run: str, candidates: Iterable[dict], gateway, fragments: Mapping) -> tuple[list[dict], str]:
     """Format rules and/or the judge LLM as ``verifier`` configures them: the judged step of the
     shared chain and the automatic reviewer of every method (:func:`confirmed`)."""
-    ver = typed(params, "verifier")
-    verdicts = judge_candidates(candidates, Taxonomy.from_config(params), mode=ver.judge_mode, gateway=gateway,
-                                fragments=fragments, n_examples=ver.judge.examples, seed=typed(params, "seed"),
-                                sampling=ver.judge.sampling.model_dump(exclude_unset=True), run=run)
-    return verdicts, ver.judge_mode
+    mode, jcfg = typed(params, "verifier.judge_mode"), typed(params, "verifier.judge")
+    verdicts = judge_candidates(candidates, Taxonomy.from_config(params), mode=mode, gateway=gateway,
+                                fragments=fragments, n_examples=jcfg.examples, seed=typed(params, "seed"),
+                                sampling=jcfg.sampling.model_dump(exclude_unset=True), run=run)
+    return verdicts, mode
 
 
 def verified(params: Mapping, run: str, verdicts: Iterable[dict], candidates: Iterable[dict],
              backend) -> tuple[list[dict], dict]:
     """Corpus search of the judge-kept candidates and the hit window (``verifier.window``)."""
-    ver = typed(params, "verifier")
-    hits = verify_candidates(verdicts, candidates, backend, ver.window, ver.backend)
-    stats = {"run": run, "backend": ver.backend, "engine": backend.engine, "window": ver.window.model_dump(),
-             **summarize_hits(hits)}
+    window, name = typed(params, "verifier.window"), typed(params, "verifier.backend")
+    hits = verify_candidates(verdicts, candidates, backend, window, name)
+    stats = {"run": run, "backend": name, "engine": backend.engine, "window": window.model_dump(), **summarize_hits(hits)}
     if hasattr(backend, "stats"):
         stats["search_stats"] = dict(backend.stats)
     return hits, stats

@@ -40,11 +40,11 @@ def _verifier(cfg: dict, paths: Paths, monkeypatch) -> None:
         corpus = paths.root / "corpus" / "repo"
         corpus.mkdir(parents=True)
         (corpus / "a.py").write_text('EMAIL = "nadia.okafor@qq.com"\n')
-        local = ver.local.model_copy(update={"corpus": "dirs", "dirs": [str(corpus.parent)]})
-        build_corpus_index(ver.model_copy(update={"local": local}), paths)
+        local = {**cfg["verifier"]["local"], "corpus": "dirs", "dirs": [str(corpus.parent)]}
+        build_corpus_index({**cfg, "verifier": {**cfg["verifier"], "local": local}}, paths)
     for env in ver.github.token_envs:
         monkeypatch.setenv(env, "ghs_test_token_not_used")
-    backend = open_backend(ver, paths)
+    backend = open_backend(cfg, paths)
     assert backend.engine
     if ver.backend in ("local", "infinigram"):
         assert backend.search("nadia.okafor@qq.com")["k"] == 1

@@ -52,8 +52,9 @@ class ToySearch:
         return {**self.index.search(value), "engine": self.engine}
 
 
-def _open_toy(verifier, paths):
-    return ToySearch(paths.corpus_index(verifier), max_hits_listed=verifier.local.max_hits_listed)
+def _open_toy(params, paths):
+    return ToySearch(paths.corpus_index(typed(params, "verifier.index")),
+                     max_hits_listed=typed(params, "verifier.local.max_hits_listed"))
 
 
 @pytest.fixture
@@ -104,7 +105,7 @@ def test_a_toy_method_and_backend_run_through_the_tiny_chain(tmp_path, toy_metho
     assert methods.get("toy").doc == registry.METHODS["toy"]
 
     paths = Paths(tmp_path)
-    stats = search.build_corpus_index(typed(params, "verifier"), paths)     # a non-infinigram backend: the FTS5 index
+    stats = search.build_corpus_index(params, paths)     # a non-infinigram backend: the FTS5 index
     assert stats["files"] == 1 and (tmp_path / "data" / "index" / "toy.sqlite").is_file()
 
     recs, st = pipeline.responses(params, "toy", gateway=None)
@@ -112,7 +113,7 @@ def test_a_toy_method_and_backend_run_through_the_tiny_chain(tmp_path, toy_metho
     cands, _ = pipeline.candidates(params, "toy", recs)
     assert {c["value"] for c in cands if c["attribute"] == "email"} == {EMAIL}
     verd, _ = pipeline.judged(params, "toy", cands, None, pipeline.judge_fragments(params, paths))
-    backend = pipeline.open_backend(typed(params, "verifier"), paths)
+    backend = pipeline.open_backend(params, paths)
     assert isinstance(backend, ToySearch)
     hits, hst = pipeline.verified(params, "toy", verd, cands, backend)
     assert hst["backend"] == "toy" and hst["engine"] == "toy-fts5"

@@ -25,54 +25,60 @@ from ..config import select
 from ..errors import DataError
 from ..privacy import mask
 from ..records import HIT_OUTCOMES
-from ..settings import Verifier, Window
+from ..config import typed
+from ..settings import Window
 
 OUTCOMES = HIT_OUTCOMES   # the record vocabulary (testleak.records), checked by every reader
 
 
-def _open_local(verifier: Verifier, paths):
+# The openers read exactly the keys the verified stage declares (testleak/graph.py), typed.
+
+def _open_local(params, paths):
     from .index import LocalIndex
 
-    return LocalIndex(paths.corpus_index(verifier), max_hits_listed=verifier.local.max_hits_listed)
+    return LocalIndex(paths.corpus_index(typed(params, "verifier.index")),
+                      max_hits_listed=typed(params, "verifier.local.max_hits_listed"))
 
 
-def _open_infinigram(verifier: Verifier, paths):
+def _open_infinigram(params, paths):
     from .infinigram import InfiniGramIndex
 
-    return InfiniGramIndex(paths.corpus_index(verifier), max_hits_listed=verifier.local.max_hits_listed,
-                           max_docs_counted=verifier.infinigram.max_docs_counted)
+    return InfiniGramIndex(paths.corpus_index(typed(params, "verifier.index")),
+                           max_hits_listed=typed(params, "verifier.local.max_hits_listed"),
+                           max_docs_counted=typed(params, "verifier.infinigram.max_docs_counted"))
 
 
-def _open_github(verifier: Verifier, paths):
+def _open_github(params, paths):
     from .github import GitHubSearch
 
-    return GitHubSearch(verifier.github, paths.search_cache, min_query_chars=verifier.min_query_chars,
-                        log_path=paths.logs / "search_calls.jsonl")
+    return GitHubSearch(typed(params, "verifier.github"), paths.search_cache,
+                        min_query_chars=typed(params, "verifier.min_query_chars"), log_path=paths.logs / "search_calls.jsonl")
 
 
-#: The opener of each backend of :data:`testleak.registry.BACKENDS`: ``open(verifier, paths)``.
+#: The opener of each backend of :data:`testleak.registry.BACKENDS`: ``open(params, paths)``.
 BACKENDS = {"local": _open_local, "infinigram": _open_infinigram, "github": _open_github}
 assert set(BACKENDS) == set(registry.BACKENDS), "testleak/registry.py BACKENDS and verify.search.BACKENDS differ"
 
 
-def open_backend(verifier: Verifier, paths):
-    """The search backend named by ``verifier.backend`` (a name of :data:`testleak.registry.BACKENDS`)."""
-    name = select(verifier, verifier.backend, list(registry.BACKENDS), "verifier.backend")
-    return BACKENDS[name](verifier, paths)
+def open_backend(params, paths):
+    """The search backend named by ``verifier.backend`` of the composed ``params`` (a name of
+    :data:`testleak.registry.BACKENDS`)."""
+    name = typed(params, "verifier.backend")
+    return BACKENDS[select(params, name, list(registry.BACKENDS), "verifier.backend")](params, paths)
 
 
-def build_corpus_index(verifier: Verifier, paths) -> dict:
+def build_corpus_index(params, paths) -> dict:
     """Build the index the configured backend searches, at ``verifier.index``: an infini-gram
     suffix array for ``infinigram``, else the FTS5 trigram database (``local``; ``github``
     keeps one for the canary absence checks). Both index :func:`.index.select_corpus`'s
     documents. Returns counts plus ``engine``, ``index_bytes``, ``index_over_corpus`` and
     ``seconds`` (the caller keeps timings out of DVC-hashed files)."""
-    local = verifier.local
-    out = paths.corpus_index(verifier)
-    if verifier.backend == "infinigram":
+    local = typed(params, "verifier.local")
+    out = paths.corpus_index(typed(params, "verifier.index"))
+    if typed(params, "verifier.backend") == "infinigram":
         from .infinigram import build_infinigram
 
-        ig = verifier.infinigram
+        ig = typed(params, "verifier.infinigram")
         stats = build_infinigram(local, out, shards=ig.shards, mem_gib=ig.mem_gib)
         stats["engine"] = "infini-gram"
     else:
