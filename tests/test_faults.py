@@ -126,8 +126,7 @@ def test_judge_errors_are_errors_downstream_not_filtered(tmp_path):
         corpus = tmp_path / "corpus" / "acme" / "app"
         corpus.mkdir(parents=True)
         (corpus / "settings.py").write_text(f'ADMIN = "{EMAILS[0]}"\n', encoding="utf-8")
-        build_index(local_search(dirs=[str(tmp_path / "corpus")]),
-                    proj / "data/index/corpus.sqlite")
+        build_index(local_search(dirs=[str(tmp_path / "corpus")]), proj / "data/index/corpus.sqlite")
         candidates(proj)
         srv.default_text = VERDICT_YES
         srv.script = [ok(), ERR_500, ERR_500, ERR_500]
