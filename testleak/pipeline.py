@@ -3,9 +3,10 @@
 One library function per stage, each taking the composed params (the mapping of params.yaml,
 or the canary calibration's in-memory params for its runs), the run name and the records of the
 stages before, and returning ``(records, stats)``; stats hold counts only (no raw values).
-Config values are read typed, through :func:`testleak.config.typed` (the schema holds every
-default); the mapping itself is handed only to the run lookups (:func:`testleak.config.run_spec`,
-:func:`~testleak.config.run_model`) and the method inputs, whose other callers pass it too. The DVC stages (``stages/<stage>.py``) are thin wrappers around exactly
+Config values are read typed, key by key, through :func:`testleak.config.typed` (the schema
+holds every default; a stage reads what dvc.yaml declares for it); the mapping itself goes on
+to the run lookups (:func:`testleak.config.run_spec`, :func:`~testleak.config.run_model`) and
+the method inputs. The DVC stages (``stages/<stage>.py``) are thin wrappers around exactly
 one of them; :func:`run_chain` chains the same functions in memory for the canary
 calibration (``testleak.canary.pipeline``). Inputs that come from files (questions, the run's
 library, the judge's examples, labels) are read by :func:`method_inputs`,

@@ -81,7 +81,7 @@ from ..privacy import value_hash
 from ..verify.rules import withheld_verdict
 from .blindmi import blind_mi_generated, blind_mi_split, perturb
 from .blindmi import band_split, kernel_matrix, mmd  # noqa: F401 (re-exported: one home, .blindmi)
-from .common import _plain, mean_nll
+from .common import mean_nll
 
 REFERENCE_ZLIB = "zlib"
 RULE_BLIND_MI, RULE_RANK = "blind_mi_diff", "rank"
