@@ -44,10 +44,19 @@ import time
 from pathlib import Path
 
 from testleak.privacy import mask
+from testleak.settings import LocalSearch
 from testleak.verify.index import LocalIndex, build_index, iter_site_packages, select_corpus
 from testleak.verify.infinigram import InfiniGramIndex, build_infinigram
 
 MAX_FILE = 393216
+
+
+def local_search(**over) -> LocalSearch:
+    """The corpus section (``verifier.local``) of a benchmark index: .py files, uncompressed."""
+    base = {"case_sensitive": True, "corpus": "site-packages", "dirs": [], "extensions": [".py"],
+            "max_file_bytes": MAX_FILE, "max_files": 0, "max_bytes": 0, "compress": False, "max_hits_listed": 100,
+            "lock_file": None, "exclude": []}
+    return LocalSearch.model_validate({**base, **over})
 
 
 def pct(xs, q):
@@ -64,7 +73,7 @@ def materialise(work: Path, max_bytes: int):
     """Copy the bounded corpus (same selection as the index stage) into work/corpus."""
     corpus = work / "corpus"
     stats: dict = {}
-    cfg = {"max_bytes": max_bytes, "max_file_bytes": MAX_FILE}
+    cfg = local_search(max_bytes=max_bytes, max_file_bytes=MAX_FILE)
     for d in select_corpus(cfg, iter_site_packages([".py"]), stats):
         dst = corpus / d.repo / d.path
         dst.parent.mkdir(parents=True, exist_ok=True)
@@ -234,7 +243,7 @@ def main(argv=None) -> int:
         work = Path(tempfile.mkdtemp(prefix="bench_index_"))
         try:
             corpus, cst = materialise(work, size)
-            cfg = {"corpus": "dirs", "dirs": [str(corpus)], "extensions": [".py"], "max_file_bytes": MAX_FILE}
+            cfg = local_search(corpus="dirs", dirs=[str(corpus)], max_file_bytes=MAX_FILE)
             t0 = time.perf_counter()
             fst = build_index(cfg, work / "corpus.sqlite")
             t_fts = time.perf_counter() - t0

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 
+from testleak.config import typed
 from testleak.paths import Paths
 from testleak.stage import entry, load_stage_params
 from testleak.records import write_json
@@ -23,13 +24,13 @@ from testleak.verify.search import build_corpus_index
 def main(argv: list[str] | None = None) -> int:
     paths = Paths()
     params = load_stage_params()
-    local = (params.get("verifier") or {}).get("local") or {}
-    if local.get("corpus") == "site-packages":
-        check_locked(local.get("lock_file"))
-    stats = build_corpus_index(params.get("verifier") or {}, paths)
+    local = typed(params, "verifier.local")
+    if local.corpus == "site-packages":
+        check_locked(local.lock_file)
+    stats = build_corpus_index(params, paths)
     seconds = stats.pop("seconds")
     write_json(paths.index_stats, stats)
-    write_json(paths.index_manifest, corpus_manifest((params.get("verifier") or {}).get("local") or {}))
+    write_json(paths.index_manifest, corpus_manifest(local))
     print(f"index ({stats['engine']}): {stats['files']} files, {stats['bytes'] / 1e6:.1f} MB from {stats['repos']} "
           f"repositories in {seconds:.1f}s; index {stats['index_bytes'] / 1e6:.1f} MB ({stats['index_over_corpus']}x); "
           f"skipped {stats['skipped_large']} large, {stats['skipped_unreadable']} unreadable; "

@@ -21,7 +21,7 @@ def main(argv: list[str]) -> int:
     paths = Paths()
     cands = pipeline.read_artifact(paths, "candidates", run)
     verdicts = pipeline.read_artifact(paths, "judged", run)
-    backend = pipeline.open_backend(params.get("verifier") or {}, paths)
+    backend = pipeline.open_backend(params, paths)
     hits, stats = pipeline.verified(params, run, verdicts, cands, backend)
     pipeline.write_artifact(paths, "verified", run, hits, stats)
     print(f"verified@{run}: {stats['in_window']} in window, {stats['out_of_window']} out, "

@@ -75,16 +75,16 @@ def review_loop(queue, reviewer: str, labels_path: Path, index_path: Path,
 
 def run(args, inp: Callable[[str], str] = input, out=None) -> int:
     """``testleak review`` with parsed arguments (testleak/cli.py defines them)."""
-    from .config import load_params, run_spec
+    from .config import load_params, run_spec, typed
     from .paths import Paths
 
     out = out or sys.stdout
     paths = Paths(args.root) if args.root else Paths()
     params = load_params(paths.root / "params.yaml")
-    review_cfg = params.get("review") or {}
-    labels_path = Path(args.labels) if args.labels else paths.root / (review_cfg.get("labels_file") or "labels/labels.jsonl")
+    review = typed(params, "review")
+    labels_path = Path(args.labels) if args.labels else paths.root / review.labels_file
     if args.agreement is not None:
-        revs = args.agreement or list(review_cfg.get("reviewers") or [])
+        revs = args.agreement or list(review.reviewers)
         print(json.dumps(agreement(read_labels(labels_path), revs)), file=out)
         return 0
     if not args.reviewer:

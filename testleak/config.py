@@ -10,6 +10,7 @@ problem naming key, value, expectation and the conf/ file or override it came fr
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from pathlib import Path
@@ -297,6 +298,94 @@ def load_params(path: str | os.PathLike | None = None, validate: bool = True) ->
     return OmegaConf.create(data)
 
 
+def typed(params, key: str):
+    """The config value at dotted ``key`` (``verifier.window``, ``seed``) of the composed
+    ``params``, typed by its field of the schema (:mod:`testleak.settings`: a model such as
+    :class:`~testleak.settings.Window`, or a scalar); a key the params leave out is its schema
+    default, so no default is written outside the schema. ``params`` is the params mapping
+    (params.yaml as a stage loaded it, or the canary calibration's in-memory params) or a
+    :class:`~testleak.settings.Settings`. Only ``key`` is read: what a stage reads stays what
+    dvc.yaml declares for it (testleak/graph.py)."""
+    from pydantic import ValidationError
+
+    from .settings import Settings
+
+    if isinstance(params, Settings):
+        out = params
+        for part in key.split("."):
+            out = getattr(out, part)
+        return out
+    _, adapter = _key_adapter(key)
+    node, parts = params, key.split(".")
+    for i, part in enumerate(parts):
+        try:               # a lookup, not a membership test: a recording mapping sees one read
+            child = node[part]
+        except (KeyError, TypeError, IndexError):
+            child = _MISSING
+        if child is _MISSING or (child is None and i < len(parts) - 1):
+            default = _schema_default(key)
+            if default is _MISSING:
+                raise ConfigError(f"{key}: missing from params.yaml (a required key of testleak.settings): "
+                                  "recompose it with `testleak params`")
+            return default
+        node = child
+    value = node
+    value = _plain(value)
+    try:
+        return adapter.validate_python(value, strict=True, context={"check_files": False})
+    except ValidationError as e:
+        from .settings.messages import error_lines
+
+        raise ConfigError("; ".join(error_lines(e, value, parts, lambda k: "params.yaml"))) from None
+
+
+_MISSING = object()
+
+
+@functools.lru_cache(maxsize=None)
+def _key_adapter(key: str):
+    """(field info, TypeAdapter) of dotted ``key``: the schema fields walked from Settings."""
+    from pydantic import BaseModel, TypeAdapter
+
+    from .settings import Settings
+    from .settings.messages import _model_of
+
+    model, info = Settings, None
+    for part in key.split("."):
+        if not (isinstance(model, type) and issubclass(model, BaseModel)) or part not in model.model_fields:
+            raise ConfigError(f"no config key {key!r} in the schema (testleak.settings)")
+        info = model.model_fields[part]
+        model = _model_of(info.annotation)
+    return info, TypeAdapter(info.annotation)
+
+
+def _schema_default(key: str):
+    """The schema default of dotted ``key``: the field's default, or the attribute of its
+    parent's default (``answers.max_chars`` when ``answers`` is left out); _MISSING when the
+    key (or a parent without a default) is required."""
+    parts = key.split(".")
+    for i in range(len(parts), 0, -1):
+        info, _ = _key_adapter(".".join(parts[:i]))
+        if info.is_required():
+            continue
+        out = info.get_default(call_default_factory=True)
+        for part in parts[i:]:
+            if out is None:
+                return _MISSING
+            out = getattr(out, part)
+        return out
+    return _MISSING
+
+
+def _plain(value):
+    """A config value as plain containers: OmegaConf nodes converted, other mappings (a dict
+    subclass too) copied through their own ``keys``, so a mapping that records what is read
+    sees the whole value read."""
+    if OmegaConf.is_config(value):
+        return OmegaConf.to_container(value, resolve=True)
+    return dict(value) if isinstance(value, Mapping) and type(value) is not dict else value
+
+
 def select(cfg, key: str, known: Sequence[str], what: str) -> str:
     """Validate a name chosen by config against the known implementations."""
     if key not in known:
@@ -354,7 +443,7 @@ def run_protocol(params, run: str) -> str:
     spec = run_spec(params, run)
     if spec.get("method") not in BASELINE_METHODS:
         return "shared"
-    p = spec.get("verification") or (params.get("baselines") or {}).get("protocol", "published")
+    p = spec.get("verification") or typed(params, "baselines.protocol")
     if p not in BASELINE_PROTOCOLS:
         raise ConfigError(f"baselines.protocol = {p!r}: expected one of {', '.join(BASELINE_PROTOCOLS)}")
     return p

@@ -357,7 +357,7 @@ def run_budget(params: Mapping, run: str, root: str | Path, max_tokens_per_respo
         return None if spec.get("method") == "ours" else as_budget(int(n or 0))
     if b["kind"] == "own":
         return None
-    share = float(params.get("max_error_share") or 0.0)
+    share = float(params["max_error_share"])
     if b["kind"] == "responses":
         return ResponseBudget(responses=int(b["responses"]), max_failed=int(share * int(b["responses"])))
     p = Path(root) / b["reads"]

@@ -169,7 +169,7 @@ def _baseline(runner) -> Callable[[RunInputs], Iterator[dict]]:
         s = inp.settings
         budget = inp.budget
         if budget is None:
-            n = (inp.params["experiment"] or {}).get("baseline_budget") or 0
+            n = inp.params["experiment"]["baseline_budget"]
             if n == MATCH_OURS:
                 raise ConfigError(f"run {s.run!r}: experiment.baseline_budget is {MATCH_OURS}, which needs the "
                                   f"reference run's spend (testleak.equalcost.run_budget): pass it as RunInputs.budget")

@@ -73,11 +73,10 @@ class Paths:
     def index(self) -> Path:
         return self.data / "index" / "corpus.sqlite"
 
-    def corpus_index(self, verifier_cfg=None) -> Path:
+    def corpus_index(self, index: str | None = None) -> Path:
         """The corpus index the verifier searches: ``verifier.index`` (FTS5 database or
         infini-gram directory, relative to the project root), else the FTS5 default."""
-        rel = (verifier_cfg or {}).get("index") if verifier_cfg is not None else None
-        return self.root / rel if rel else self.index
+        return self.root / index if index else self.index
 
     @property
     def index_stats(self) -> Path:

@@ -1,8 +1,12 @@
 """The per-run chain: responses -> candidates -> judged -> verified -> confirmed (paper Fig. 2).
 
-One library function per stage, each taking the composed params (a plain dict), the run name
-and the records of the stages before, and returning ``(records, stats)``; stats hold counts
-only (no raw values). The DVC stages (``stages/<stage>.py``) are thin wrappers around exactly
+One library function per stage, each taking the composed params (the mapping of params.yaml,
+or the canary calibration's in-memory params for its runs), the run name and the records of the
+stages before, and returning ``(records, stats)``; stats hold counts only (no raw values).
+Config values are read typed, key by key, through :func:`testleak.config.typed` (the schema
+holds every default; a stage reads what dvc.yaml declares for it); the mapping itself goes on
+to the run lookups (:func:`testleak.config.run_spec`, :func:`~testleak.config.run_model`) and
+the method inputs. The DVC stages (``stages/<stage>.py``) are thin wrappers around exactly
 one of them; :func:`run_chain` chains the same functions in memory for the canary
 calibration (``testleak.canary.pipeline``). Inputs that come from files (questions, the run's
 library, the judge's examples, labels) are read by :func:`method_inputs`,
@@ -20,7 +24,7 @@ from typing import Any, Iterable, Iterator, Mapping
 
 from . import methods
 from .baselines.published import PUBLISHED, passthrough_verdicts, run_protocol
-from .config import run_model, run_spec
+from .config import run_model, run_spec, typed
 from .echo import mark_echoes
 from .errors import ConfigError, DataError
 from .elicit.responses import ElicitSettings
@@ -36,15 +40,11 @@ from .llm.answers import answer_settings
 from .llm.budget import budget_settings
 from .paths import RUN_STAGES, Paths
 from .records import read_jsonl, write_json, write_jsonl
-from .settings import Answers
 from .taxonomy import Taxonomy
-from .verify.judge import judge_candidates, judge_mode, load_fragments, summarize as summarize_verdicts
+from .verify.judge import judge_candidates, load_fragments, summarize as summarize_verdicts
 from .verify.review import agreement, confirm, read_labels, summarize_confirmed
 from .verify.rules import withhold
 from .verify.search import open_backend, summarize_hits, verify_candidates
-
-DEFAULT_WINDOW = {"min": 1, "max": 100}
-
 
 # ------------------------------------------------------------------------------- artifacts
 
@@ -70,7 +70,7 @@ def write_library(paths: Paths, params: Mapping, run: str, doc: dict, divisions:
     pub = {k: v for k, v in stats.items() if not k.startswith("_")}
     write_json(paths.library_stats(run), pub)
     division_scores_figure(divisions, paths.figures / f"{run}_division_scores.png")
-    proj = (params["library"].get("figures") or {}).get("projection", "pca")
+    proj = typed(params, "library.figures.projection")
     for kind in ("fragments", "templates"):
         cl = stats["_clusters"].get(kind) or {}
         items = cl.get("items") or []
@@ -95,13 +95,13 @@ def method_inputs(params: Mapping, paths: Paths, run: str,
 
 def judge_fragments(params: Mapping, paths: Paths) -> dict:
     """The judge's few-shot examples: fragments of the prior library (``library.prior``)."""
-    return load_fragments(paths.library((params.get("library") or {}).get("prior") or "prior"))
+    return load_fragments(paths.library(typed(params, "library.prior")))
 
 
 def review_labels(params: Mapping, paths: Paths) -> list[dict]:
     """The reviewers' labels (``review.labels_file``; none yet = empty). The file must lie in
     labels/, the directory the confirmed stages depend on (dvc.yaml), so a new label reruns them."""
-    name = (params.get("review") or {}).get("labels_file") or "labels/labels.jsonl"
+    name = typed(params, "review.labels_file")
     p = paths.root / name
     if not p.resolve().is_relative_to(paths.labels_dir.resolve()):
         raise ConfigError(f"review.labels_file={name!r} is outside {paths.labels_dir.name}/, the directory the "
@@ -117,7 +117,7 @@ def judge_gateway(params: Mapping, paths: Paths, run: str | None = None, stage: 
     if stage == "confirmed":
         asks = run is not None and review_asks_judge(params, run)
     else:
-        asks = judge_mode(params.get("verifier") or {}) != "rules" and not (
+        asks = typed(params, "verifier.judge_mode") != "rules" and not (
             run is not None and run_protocol(params, run) == "published")
     if not asks:
         with nullcontext(None) as gw:
@@ -131,14 +131,13 @@ def judge_gateway(params: Mapping, paths: Paths, run: str | None = None, stage: 
 def review_judges_here(params: Mapping, run: str) -> bool:
     """Whether the confirmed stage applies the automatic reviewer itself: ``review.policy: auto``
     for a run whose judged stage did not (a baseline verified as published)."""
-    policy = (params.get("review") or {}).get("policy", "auto")
-    return policy == "auto" and run_protocol(params, run) == "published"
+    return typed(params, "review.policy") == "auto" and run_protocol(params, run) == "published"
 
 
 def review_asks_judge(params: Mapping, run: str) -> bool:
     """Whether the confirmed stage asks the judge LLM (:func:`review_judges_here`, and
     ``verifier.judge_mode`` is not ``rules``)."""
-    return review_judges_here(params, run) and judge_mode(params.get("verifier") or {}) != "rules"
+    return review_judges_here(params, run) and typed(params, "verifier.judge_mode") != "rules"
 
 
 # ------------------------------------------------------------------------------- the stages
@@ -201,7 +200,7 @@ def candidates(params: Mapping, run: str, responses: Iterable[dict], models_dir=
         cands, stats = own(params, responses, models_dir or Paths().models)
     else:
         cands, stats = candidates_from_responses(responses, Taxonomy.from_config(params))
-    limit = int((params.get("answers") or {}).get("max_candidates_per_response") or Answers().max_candidates_per_response)
+    limit = typed(params, "answers.max_candidates_per_response")
     cands, cap = cap_candidates(cands, limit)
     if cap["responses"]:     # the counts by attribute and pattern are of the candidates kept
         stats = {**stats, "candidates": len(cands), "by_attribute": _counts(c["attribute"] for c in cands)}
@@ -212,7 +211,7 @@ def candidates(params: Mapping, run: str, responses: Iterable[dict], models_dir=
     # ours and shared: under judge-only no placeholder rule runs
     published = proto == "published" and own is not None
     cands, withheld = withhold(cands, Taxonomy.from_config(params),
-                               placeholders=published or judge_mode(params.get("verifier")) != "judge")
+                               placeholders=published or typed(params, "verifier.judge_mode") != "judge")
     return cands, {"run": run, "protocol": proto, **stats, "cap": cap, **echoes, **withheld}
 
 
@@ -245,7 +244,7 @@ def judged(params: Mapping, run: str, candidates: Iterable[dict], gateway, fragm
         verdicts = passthrough_verdicts(candidates, run)
         return verdicts, {"run": run, "mode": "published", "judge_model": None, **summarize_verdicts(verdicts)}
     verdicts, mode = _judge(params, run, candidates, gateway, fragments)
-    stats = {"run": run, "mode": mode, "judge_model": (params.get("judge") or {}).get("name"), **summarize_verdicts(verdicts),
+    stats = {"run": run, "mode": mode, "judge_model": typed(params, "judge.name"), **summarize_verdicts(verdicts),
              **_spend(gateway)}
     return verdicts, stats
 
@@ -253,23 +252,19 @@ def judged(params: Mapping, run: str, candidates: Iterable[dict], gateway, fragm
 def _judge(params: Mapping, run: str, candidates: Iterable[dict], gateway, fragments: Mapping) -> tuple[list[dict], str]:
     """Format rules and/or the judge LLM as ``verifier`` configures them: the judged step of the
     shared chain and the automatic reviewer of every method (:func:`confirmed`)."""
-    ver = params.get("verifier") or {}
-    mode = judge_mode(ver)
-    jcfg = ver.get("judge") or {}
+    mode, jcfg = typed(params, "verifier.judge_mode"), typed(params, "verifier.judge")
     verdicts = judge_candidates(candidates, Taxonomy.from_config(params), mode=mode, gateway=gateway,
-                                fragments=fragments, n_examples=int(jcfg.get("examples", 3)),
-                                seed=int(params.get("seed", 0)), sampling=jcfg.get("sampling") or {}, run=run)
+                                fragments=fragments, n_examples=jcfg.examples, seed=typed(params, "seed"),
+                                sampling=jcfg.sampling.model_dump(exclude_unset=True), run=run)
     return verdicts, mode
 
 
 def verified(params: Mapping, run: str, verdicts: Iterable[dict], candidates: Iterable[dict],
              backend) -> tuple[list[dict], dict]:
     """Corpus search of the judge-kept candidates and the hit window (``verifier.window``)."""
-    ver = params.get("verifier") or {}
-    window = ver.get("window") or DEFAULT_WINDOW
-    name = ver.get("backend", "local")
+    window, name = typed(params, "verifier.window"), typed(params, "verifier.backend")
     hits = verify_candidates(verdicts, candidates, backend, window, name)
-    stats = {"run": run, "backend": name, "engine": backend.engine, "window": window, **summarize_hits(hits)}
+    stats = {"run": run, "backend": name, "engine": backend.engine, "window": window.model_dump(), **summarize_hits(hits)}
     if hasattr(backend, "stats"):
         stats["search_stats"] = dict(backend.stats)
     return hits, stats
@@ -285,9 +280,8 @@ def confirmed(params: Mapping, run: str, hits: list[dict], verdicts: Iterable[di
     verdicts; for a baseline under ``published`` (whose judged stage is its own filter) the
     in-window candidates are judged here (``candidates``, ``gateway``: :func:`judge_gateway` with
     ``stage="confirmed"``, ``fragments``)."""
-    rev = params.get("review") or {}
-    policy = rev.get("policy", "auto")
-    reviewers = list(rev.get("reviewers") or [])
+    rev = typed(params, "review")
+    policy, reviewers = rev.policy, list(rev.reviewers)
     verdicts = list(verdicts)
     review, asked = None, 0
     if policy == "auto":
@@ -330,13 +324,12 @@ def library_round(params: Mapping, run: str, base: Mapping, confirmed: list[dict
     the run's confirmed leaks, merged into ``base``. Returns (library document, division
     records incl. the instances that could not be divided, stats); the stats' ``_clusters``
     hold the embeddings for the figures (not written)."""
-    lib_cfg = params["library"]
-    div = lib_cfg["division"]
+    lib = typed(params, "library")
+    div = lib.division
     slots = {a.key: a.slot for a in Taxonomy.from_config(params).attributes.values()}
     cands = {c["id"]: c for c in candidates}
     resps = {r["id"]: r for r in responses}
-    inst, counts = leak_instances(confirmed, cands, resps, response_text, int(div.get("context_lines", 3)),
-                                  int(div.get("max_chars", 240)))
+    inst, counts = leak_instances(confirmed, cands, resps, response_text, div.context_lines, div.max_chars)
     others: dict = {}  # other confirmed values of the same response, slotted out of its context
     for c in confirmed:
         cand = cands.get(c.get("candidate_id")) or {}
@@ -344,13 +337,13 @@ def library_round(params: Mapping, run: str, base: Mapping, confirmed: list[dict
             others.setdefault(cand.get("response_id"), []).append((cand["value"], slots.get(cand["attribute"], "<VALUE>")))
     def pinned(load):          # torch threads fixed before a model loads (only when one is needed)
         def go():
-            pin_torch_threads(lib_cfg["torch_threads"])
+            pin_torch_threads(lib.torch_threads)
             return load()
         return go
 
-    scorer = _Lazy(pinned(lambda: get_scorer(div, models_dir)), div.get("scorer"))
-    encoder = _Lazy(pinned(lambda: get_encoder(lib_cfg["clustering"], div.get("mlm_path"))))
-    doc, divisions, stats = build_round(inst, base, scorer, encoder, slots, div, lib_cfg["clustering"], run, others)
+    scorer = _Lazy(pinned(lambda: get_scorer(div, models_dir)), div.scorer)
+    encoder = _Lazy(pinned(lambda: get_encoder(lib.clustering, div.mlm_path)))
+    doc, divisions, stats = build_round(inst, base, scorer, encoder, slots, div, lib.clustering, run, others)
     divisions = [*divisions, *[i for i in inst if i["status"] != "ok"]]
     stats = {**stats, "instances_by_status": dict(counts)}
     return doc, divisions, stats

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from .config import compose_dict, run_model
+from .config import compose_dict, run_model, typed
 from .errors import TestleakError
 from .library.division import scorer_model_cfg
 from .paths import Paths
@@ -38,9 +38,9 @@ def main(argv: list[str] | None = None) -> int:
     todo = local_models(cfg)
     if not todo:
         print(f"model {cfg['model']['name']} is hosted; nothing to prepare for it")
-    div = cfg["library"]["division"]
+    div = typed(cfg, "library.division")
     try:
-        if div.get("scorer") != "mlm_pll":
+        if div.scorer != "mlm_pll":
             todo.append(("division scorer model", scorer_model_cfg(div)))
         for what, model_cfg in todo:
             print(f"{what} ready: {ensure_model(model_cfg, Paths().models)}")

@@ -111,7 +111,7 @@ def analyze(text: str, cfg: Mapping[str, Any] | None = None) -> list[Entity]:
     cfg = default_config() if cfg is None else cfg
     table = mapping(cfg)
     results = engine(cfg).analyze(text=text, language=str(cfg["language"]),
-                                  score_threshold=float(cfg.get("score_threshold", 0.0)))
+                                  score_threshold=float(cfg["score_threshold"]))
     out = [Entity(table.get(r.entity_type), r.entity_type, text[r.start:r.end], r.start, r.end, float(r.score))
            for r in results]
     return sorted(out, key=lambda e: (e.start, e.end, e.entity_type))

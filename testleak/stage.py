@@ -9,7 +9,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 from omegaconf import OmegaConf
 
-from .config import load_params, run_spec
+from .config import load_params, run_spec, typed
 from .errors import BudgetReached, ConfigError, StageFailedError, TestleakError
 
 
@@ -84,7 +84,7 @@ def check_errors(stage: str, records: Iterable[Mapping], kind: str, params: Mapp
         calls += max(n, len(errs))
         errors += len(errs)
         first = first or (errs[0] if errs else None)
-    limit = float(params.get("max_error_share", 0.0) or 0.0)
+    limit = typed(params, "max_error_share")
     if errors and errors / max(1, calls) > limit:
         raise StageFailedError(
             f"{stage}: {errors} of {calls} calls failed ({errors / max(1, calls):.0%}, above max_error_share={limit:g}); "

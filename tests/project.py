@@ -24,6 +24,16 @@ from testleak.equalcost import fill_budgets
 BIN = Path(sys.executable).parent
 
 
+def local_search(**over):
+    """A ``verifier.local`` section (:class:`testleak.settings.LocalSearch`) for index tests: a
+    ``dirs`` corpus of .py files, no bounds, uncompressed, case-sensitive; ``over`` replaces keys."""
+    from testleak.settings import LocalSearch
+
+    base = {"case_sensitive": True, "corpus": "dirs", "dirs": [], "extensions": [".py"], "max_file_bytes": 393216,
+            "max_files": 0, "max_bytes": 0, "compress": False, "max_hits_listed": 100, "lock_file": None, "exclude": []}
+    return LocalSearch.model_validate({**base, **over})
+
+
 def tracked_files() -> list[str]:
     out = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True,
                          text=True, check=True).stdout.split("\n")

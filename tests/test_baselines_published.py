@@ -15,6 +15,8 @@ from testleak.baselines.published import (codebreaker_candidates, codexleaks_fil
                                           run_protocol, zlib_entropy)
 from testleak.config import compose
 from testleak.errors import ConfigError
+from testleak.settings import Window
+from tests.project import local_search
 
 
 def _resp(rid, cont, ppl, prompt="cfg = {\n  'k': '", status="ok", method="codexleaks"):
@@ -86,8 +88,8 @@ def test_codexleaks_filter_rejects_a_bad_share(params):
 
 
 @pytest.mark.parametrize("filt, key, expected", [
-    ({"rule": "mia"}, "rule", "blind_mi_diff or rank"),
-    ({"rule": "blind_mi_diff", "blind_mi": {"nonmembers": "random"}}, "blind_mi.nonmembers", "split or generated"),
+    ({"rule": "mia"}, "rule", "'blind_mi_diff' or 'rank'"),
+    ({"rule": "blind_mi_diff", "blind_mi": {"nonmembers": "random"}}, "blind_mi.nonmembers", "'split' or 'generated'"),
     ({"rule": "blind_mi_diff", "blind_mi": {"band": [0.75, 0.25]}}, "blind_mi.band", "0 <= lo < hi <= 1"),
     ({"rule": "blind_mi_diff", "blind_mi": {"batch": 0}}, "blind_mi.batch", "integer >= 1"),
 ])
@@ -392,15 +394,15 @@ def test_published_runs_keep_no_placeholder_value_and_never_search_it(params, tm
     root.mkdir(parents=True)
     (root / "users.py").write_text("OWNER = 'ann.lee@corp-mail.net'\nDEMO = 'john.doe@example.com'\n")
     db = tmp_path / "corpus.sqlite"
-    build_index({"corpus": "dirs", "dirs": [str(root.parent)], "extensions": [".py"]}, db)
+    build_index(local_search(dirs=[str(root.parent)]), db)
     with LocalIndex(db) as ix:
-        hits = verify_candidates(verdicts, cands, ix, {"min": 1, "max": 100}, "local")
+        hits = verify_candidates(verdicts, cands, ix, Window(min=1, max=100), "local")
         h = {x["candidate_id"]: x for x in hits}
         assert h[held["id"]]["outcome"] == "filtered" and h[held["id"]]["k"] is None
         assert (h[kept["id"]]["outcome"], h[kept["id"]]["k"]) == ("in_window", 1)
         stale = [{**x, "kept": True} for x in verdicts]
         with pytest.raises(DataError, match="withheld .*rerun the judged stage"):
-            verify_candidates(stale, cands, ix, {"min": 1, "max": 100}, "local")
+            verify_candidates(stale, cands, ix, Window(min=1, max=100), "local")
 
     rules_only = {**params, "verifier": {**params["verifier"], "judge_mode": "rules"}}
     conf, cstats = pipeline.confirmed(rules_only, "codebreaker", hits, verdicts, [], cands)

@@ -9,7 +9,7 @@ import pytest
 
 from testleak import methods, registry
 from testleak.errors import ConfigError
-from testleak.config import CONF_DIR, ablation_config, compose_dict, run_spec
+from testleak.config import CONF_DIR, ablation_config, compose_dict, run_spec, typed
 from testleak.elicit import ElicitSettings
 from testleak.library import load_library
 from testleak.llm.gateway import Gateway
@@ -33,19 +33,20 @@ def _model(cfg: dict, paths: Paths, what: str) -> None:
 def _verifier(cfg: dict, paths: Paths, monkeypatch) -> None:
     from testleak.verify.search import open_backend
 
-    ver = cfg["verifier"]
-    if ver["backend"] in ("local", "infinigram"):
+    ver = typed(cfg, "verifier")
+    if ver.backend in ("local", "infinigram"):
         from testleak.verify.search import build_corpus_index
 
         corpus = paths.root / "corpus" / "repo"
         corpus.mkdir(parents=True)
         (corpus / "a.py").write_text('EMAIL = "nadia.okafor@qq.com"\n')
-        build_corpus_index({**ver, "local": {**ver["local"], "corpus": "dirs", "dirs": [str(corpus.parent)]}}, paths)
-    for env in (ver.get("github") or {}).get("token_envs") or []:
+        local = {**cfg["verifier"]["local"], "corpus": "dirs", "dirs": [str(corpus.parent)]}
+        build_corpus_index({**cfg, "verifier": {**cfg["verifier"], "local": local}}, paths)
+    for env in ver.github.token_envs:
         monkeypatch.setenv(env, "ghs_test_token_not_used")
-    backend = open_backend(ver, paths)
+    backend = open_backend(cfg, paths)
     assert backend.engine
-    if ver["backend"] in ("local", "infinigram"):
+    if ver.backend in ("local", "infinigram"):
         assert backend.search("nadia.okafor@qq.com")["k"] == 1
 
 

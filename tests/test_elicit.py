@@ -444,7 +444,7 @@ def test_questions_for_run_and_settings(params, taxonomy):
         questions_for_run(_settings(params), [], taxonomy, ["game"], 2)
     with pytest.raises(ConfigError, match="unknown run 'nope'.*ours"):
         ElicitSettings.from_params(params, "nope")
-    bad = {**params, "experiment": {**params["experiment"], "runs": {"x": {"method": "magic", "model": params["model"]["name"], "model_params": "model"}}}}
+    bad = {**params, "experiment": {**params["experiment"], "runs": {"x": {"method": "magic", "round": 0, "library": "prior", "model": params["model"]["name"], "model_params": "model"}}}}
     with pytest.raises(ConfigError, match="unknown method 'magic'; known: codebreaker, codexleaks, ours"):
         pipeline.responses(bad, "x", gateway=None)
 

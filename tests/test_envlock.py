@@ -10,7 +10,7 @@ import pytest
 from testleak.config import ROOT
 from testleak.errors import DataError
 from testleak.verify.envlock import PROJECT, check_locked, differences, installed, normalize, read_lock
-from tests.project import env_for, make_project, shared_cache
+from tests.project import env_for, local_search, make_project, shared_cache
 
 
 def test_the_committed_lock_is_this_environment():
@@ -57,7 +57,7 @@ def test_the_corpus_holds_no_file_of_the_project_itself():
 
     repos = {f.repo for f in iter_site_packages([".py"])}
     assert repos and not any(normalize(r) == PROJECT for r in repos)
-    assert all(normalize(d["name"]) != PROJECT for d in corpus_manifest({"corpus": "site-packages"})["distributions"])
+    assert all(normalize(d["name"]) != PROJECT for d in corpus_manifest(local_search(corpus="site-packages"))["distributions"])
     assert Path(ROOT / "requirements.lock").is_file()
 
 

@@ -26,6 +26,7 @@ from testleak.errors import ConfigError, DataError
 from testleak.privacy import value_hash
 from testleak.records import read_jsonl, write_json, write_jsonl
 from tests.fake_openai import FakeOpenAI, completion_body
+from tests.project import local_search
 
 PRIOR = str(ROOT / "testleak" / "resources" / "prior_library.yaml")
 EMAILS = ["lena.voigt@mailbox.org", "j.okafor@posteo.net", "mara.fink@web.de", "tom.berg@gmx.net"]
@@ -125,8 +126,7 @@ def test_judge_errors_are_errors_downstream_not_filtered(tmp_path):
         corpus = tmp_path / "corpus" / "acme" / "app"
         corpus.mkdir(parents=True)
         (corpus / "settings.py").write_text(f'ADMIN = "{EMAILS[0]}"\n', encoding="utf-8")
-        build_index({"corpus": "dirs", "dirs": [str(tmp_path / "corpus")], "extensions": [".py"]},
-                    proj / "data/index/corpus.sqlite")
+        build_index(local_search(dirs=[str(tmp_path / "corpus")]), proj / "data/index/corpus.sqlite")
         candidates(proj)
         srv.default_text = VERDICT_YES
         srv.script = [ok(), ERR_500, ERR_500, ERR_500]

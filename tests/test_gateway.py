@@ -396,7 +396,7 @@ def test_embedded_requests_go_to_a_free_server_of_the_pool_one_at_a_time(tmp_pat
     def cfg(replicas):
         return {"name": "m", "provider": "local", "api_model": "m", "gguf": {"sha256": "0" * 64},
                 "server": {"n_ctx": 2048, "n_parallel": 1, "n_threads": 1, "cache_prompt": False,
-                           "replicas": replicas},
+                           "replicas": replicas, "startup_timeout": 120},
                 "sampling": {"temperature": 0.7, "max_tokens": 8}, "limits": {"concurrency": 4, "timeout": 5}}
 
     with FakeOpenAI() as a, FakeOpenAI() as b:

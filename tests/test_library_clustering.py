@@ -5,7 +5,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from testleak.config import compose_dict
+from testleak.config import compose_dict, typed
 from testleak.errors import ConfigError
 from testleak.library import load_library
 from testleak.library.clustering import cluster_kind, dbscan, embedding_text, get_encoder
@@ -29,8 +29,8 @@ FRAGMENTS = {
 
 @pytest.fixture(scope="module")
 def setup():
-    cfg = compose_dict()["library"]
-    return cfg["clustering"], get_encoder(cfg["clustering"]), load_library(Paths().library("prior"))
+    cfg = typed(compose_dict(), "library")
+    return cfg.clustering, get_encoder(cfg.clustering), load_library(Paths().library("prior"))
 
 
 def purity(labels, truth):
@@ -47,7 +47,7 @@ def test_dbscan_on_labelled_items_is_pure_and_filed_under_the_right_attribute(se
     texts = [t for a in data for t in data[a]]
     truth = [a for a in data for _ in data[a]]
     # new items alone (no prior points): density must come from the items themselves
-    res = cluster_kind(texts, prior, kind, enc, {**ccfg, "include_prior": False})
+    res = cluster_kind(texts, prior, kind, enc, ccfg.model_copy(update={"include_prior": False}))
     labels = [it["cluster"] for it in res["items"]]
     p, n = purity(labels, truth)
     assert p >= 0.8, (kind, labels)
@@ -59,9 +59,10 @@ def test_dbscan_on_labelled_items_is_pure_and_filed_under_the_right_attribute(se
 def test_isolated_junk_is_noise_and_prior_points_rescue_a_lone_item(setup):
     ccfg, enc, prior = setup
     junk = "zq#;; 0x}{ lorem"
-    res = cluster_kind([junk, 'contact_email = "<EMAIL>"'], prior, "templates", enc, {**ccfg, "include_prior": False})
+    res = cluster_kind([junk, 'contact_email = "<EMAIL>"'], prior, "templates", enc,
+                       ccfg.model_copy(update={"include_prior": False}))
     assert [it["status"] for it in res["items"]] == ["noise", "noise"]     # two unrelated points: no dense region
-    res = cluster_kind([junk, 'contact_email = "<EMAIL>"'], prior, "templates", enc, {**ccfg, "min_samples": 2})
+    res = cluster_kind([junk, 'contact_email = "<EMAIL>"'], prior, "templates", enc, ccfg.model_copy(update={"min_samples": 2}))
     assert res["items"][0]["status"] == "noise"
     assert res["items"][1]["status"] == "clustered" and res["items"][1]["attribute"] == "email"
 
@@ -70,6 +71,6 @@ def test_neutral_slot_and_config_errors():
     assert embedding_text('x = "<EMAIL>" or <PHONE>', "templates", "<VALUE>") == 'x = "<VALUE>" or <VALUE>'
     assert embedding_text("<EMAIL>", "fragments", "<VALUE>") == "<EMAIL>"
     with pytest.raises(ConfigError, match="known: minilm, mlm"):
-        get_encoder({"encoder": "bert"})
+        get_encoder(typed(compose_dict(), "library.clustering").model_copy(update={"encoder": "bert"}))
     with pytest.raises(ConfigError, match="eps > 0"):
         dbscan(np.eye(3), 0.0, 2)

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from testleak.config import compose_dict, typed
 from testleak.errors import ConfigError, DataError
 from testleak.library.division import MaskedLMScorer, TokenScores, divide, get_scorer, scorer_model_cfg
 from testleak.library.figures import division_scores_figure, q1_line
@@ -84,19 +85,22 @@ def test_figure3_draws_q1_only_where_it_decided_the_roles(tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def _division(**update):
+    return typed(compose_dict(), "library.division").model_copy(update=update)
+
+
 def test_scorer_model_is_named_in_models():
-    div = {"model": "nope", "models": {"gemma3-270m": {"gguf": {"file": "x"}}}}
     with pytest.raises(ConfigError, match="library.division.model='nope'.*known: gemma3-270m"):
-        scorer_model_cfg(div)
+        scorer_model_cfg(_division(model="nope"), {"gemma3-270m": {"gguf": {"file": "x"}}})
     with pytest.raises(ConfigError, match="gguf is missing"):
-        scorer_model_cfg({"model": "m", "models": {"m": {"name": "m"}}})
+        scorer_model_cfg(_division(model="m"), {"m": {"name": "m"}})
 
 
 def test_unknown_scorer_lists_known():
     with pytest.raises(ConfigError, match="causal_surprisal, fim_pll, mlm_pll"):
-        get_scorer({"scorer": "codebert"})
+        get_scorer(_division(scorer="codebert"))
     with pytest.raises(ConfigError, match="mlm_path"):
-        get_scorer({"scorer": "mlm_pll", "mlm_path": "/nonexistent/codebert"})
+        get_scorer(_division(scorer="mlm_pll", mlm_path="/nonexistent/codebert"))
 
 
 @pytest.fixture(scope="module")

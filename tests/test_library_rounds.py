@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from testleak.config import compose_dict
+from testleak.config import compose_dict, typed
 from testleak.taxonomy import taxonomy_data
 from testleak.library import load_library, parse_library
 from testleak.library.clustering import get_encoder
@@ -51,7 +51,7 @@ def test_leak_instances_find_line_prefix_and_count_failures():
 
 def test_build_round_adds_divided_items_with_their_run(tiny_scorer):
     params = compose_dict()
-    lib_cfg = params["library"]
+    lib_cfg = typed(params, "library")
     prior = load_library(Paths().library("prior"))
     slots = {k: v["slot"] for k, v in taxonomy_data(params)["attributes"].items()}
     phone = "+44 7700 900123"
@@ -60,8 +60,8 @@ def test_build_round_adds_divided_items_with_their_run(tiny_scorer):
              "value": phone, "text": line, "value_span": [line.index(phone), line.index(phone) + len(phone)],
              "prefix": ""},
             {"candidate_id": "r1:9", "attribute": "email", "status": "value_not_found"}]
-    doc, divisions, stats = build_round(inst, prior, tiny_scorer, get_encoder(lib_cfg["clustering"]), slots,
-                                        lib_cfg["division"], lib_cfg["clustering"], "ours")
+    doc, divisions, stats = build_round(inst, prior, tiny_scorer, get_encoder(lib_cfg.clustering), slots,
+                                        lib_cfg.division, lib_cfg.clustering, "ours")
     assert [d["status"] for d in divisions] == ["divided"]
     assert divisions[0]["template"] == '    contact = {"phone": "<PHONE>"}'
     assert divisions[0]["fragments"][0] == {"text": phone, "start": 25, "end": 40, "by": "value"}

@@ -5,7 +5,7 @@ import math
 import pytest
 import yaml
 
-from testleak.config import compose_dict
+from testleak.config import compose_dict, typed
 from testleak.llm.local import sha256_file
 from testleak.library.division import divide, get_scorer, scorer_gguf_path, scorer_model_cfg
 from testleak.paths import Paths
@@ -21,7 +21,7 @@ CASES = [  # (line, value, slot, expected template)
 
 @pytest.mark.slow
 def test_real_scorer_divides_known_lines():
-    div = compose_dict()["library"]["division"]
+    div = typed(compose_dict(), "library.division")
     scorer = get_scorer(div, Paths().models)
     res = scorer.score([c[0] for c in CASES], ["def test_fixture():\n"] * len(CASES))
     for (line, value, slot, want), ts in zip(CASES, res):
@@ -30,12 +30,12 @@ def test_real_scorer_divides_known_lines():
         # spans tile the line (byte-level BPE: every character is covered once)
         assert "".join(line[a:b] for a, b in ts.spans) == line
         a = line.index(value)
-        d = divide(ts, slot, div["quantile"], (a, a + len(value)), "anchor")
+        d = divide(ts, slot, div.quantile, (a, a + len(value)), "anchor")
         assert d.template == want
         assert d.fragments[0]["text"] == value
         assert all(f["text"] in value for f in d.fragments)
         # the pure paper rule on the same scores: template tokens are exactly the lower quartile
-        p = divide(ts, slot, div["quantile"], None, "score")
+        p = divide(ts, slot, div.quantile, None, "score")
         n_tmp = sum(t["role"] == "template" for t in p.tokens)
         assert n_tmp == sum(s <= p.threshold for s in ts.scores) and 0 < n_tmp < len(ts.scores)
 
@@ -43,8 +43,8 @@ def test_real_scorer_divides_known_lines():
 @pytest.mark.slow
 def test_default_scorer_is_independent_of_every_model_under_test_and_scores():
     cfg = compose_dict()
-    div = cfg["library"]["division"]
-    assert div["scorer"] == "causal_surprisal"
+    div = typed(cfg, "library.division")
+    assert div.scorer == "causal_surprisal"
     scorer_cfg = scorer_model_cfg(div)
     path = scorer_gguf_path(div, Paths().models)           # assembled from its packages, size + sha256 checked
     digest = sha256_file(path)

@@ -79,6 +79,7 @@ def test_thread_count_is_fixed_and_replicas_follow_the_machine():
 
     from testleak.errors import LLMError
     from testleak.llm.local import LocalServer, deterministic, numerics, resolve_replicas, server_key
+    from testleak.settings import Server
 
     with pytest.raises(LLMError, match="n_threads 'auto': expected a fixed integer"):
         LocalServer("m.gguf", n_threads="auto")
@@ -86,9 +87,10 @@ def test_thread_count_is_fixed_and_replicas_follow_the_machine():
     assert resolve_replicas("auto") == len(os.sched_getaffinity(0))
     with pytest.raises(LLMError, match="replicas"):
         resolve_replicas(0)
-    base = {"n_ctx": 4096, "n_parallel": 1, "n_threads": 1, "cache_prompt": False, "replicas": 1}
-    assert numerics(base) == numerics({**base, "replicas": 4})            # replicas: not an answer's identity
-    assert numerics(base) != numerics({**base, "n_threads": 2})
-    assert server_key(Path("m"), base) != server_key(Path("m"), {**base, "replicas": 2})
+    base = Server(n_ctx=4096, n_parallel=1, n_threads=1, cache_prompt=False, replicas=1, startup_timeout=120)
+    assert numerics(base) == numerics(base.model_copy(update={"replicas": 4}))   # replicas: not an answer's identity
+    assert numerics(base) != numerics(base.model_copy(update={"n_threads": 2}))
+    assert server_key(Path("m"), base) != server_key(Path("m"), base.model_copy(update={"replicas": 2}))
     assert deterministic(base)
-    assert not deterministic({**base, "n_parallel": 4}) and not deterministic({**base, "cache_prompt": True})
+    assert not deterministic(base.model_copy(update={"n_parallel": 4}))
+    assert not deterministic(base.model_copy(update={"cache_prompt": True}))

@@ -12,7 +12,7 @@ from typing import Iterable, Iterator
 import pytest
 
 from testleak import methods, pipeline, registry
-from testleak.config import ROOT, compose_dict
+from testleak.config import ROOT, compose_dict, typed
 from testleak.errors import ConfigError
 from testleak.paths import Paths
 from testleak.verify import search
@@ -52,9 +52,9 @@ class ToySearch:
         return {**self.index.search(value), "engine": self.engine}
 
 
-def _open_toy(verifier_cfg, paths):
-    local = verifier_cfg.get("local") or {}
-    return ToySearch(paths.corpus_index(verifier_cfg), max_hits_listed=int(local.get("max_hits_listed") or 100))
+def _open_toy(params, paths):
+    return ToySearch(paths.corpus_index(typed(params, "verifier.index")),
+                     max_hits_listed=typed(params, "verifier.local.max_hits_listed"))
 
 
 @pytest.fixture
@@ -105,7 +105,7 @@ def test_a_toy_method_and_backend_run_through_the_tiny_chain(tmp_path, toy_metho
     assert methods.get("toy").doc == registry.METHODS["toy"]
 
     paths = Paths(tmp_path)
-    stats = search.build_corpus_index(params["verifier"], paths)     # a non-infinigram backend: the FTS5 index
+    stats = search.build_corpus_index(params, paths)     # a non-infinigram backend: the FTS5 index
     assert stats["files"] == 1 and (tmp_path / "data" / "index" / "toy.sqlite").is_file()
 
     recs, st = pipeline.responses(params, "toy", gateway=None)
@@ -113,7 +113,7 @@ def test_a_toy_method_and_backend_run_through_the_tiny_chain(tmp_path, toy_metho
     cands, _ = pipeline.candidates(params, "toy", recs)
     assert {c["value"] for c in cands if c["attribute"] == "email"} == {EMAIL}
     verd, _ = pipeline.judged(params, "toy", cands, None, pipeline.judge_fragments(params, paths))
-    backend = pipeline.open_backend(params["verifier"], paths)
+    backend = pipeline.open_backend(params, paths)
     assert isinstance(backend, ToySearch)
     hits, hst = pipeline.verified(params, "toy", verd, cands, backend)
     assert hst["backend"] == "toy" and hst["engine"] == "toy-fts5"

@@ -8,19 +8,31 @@ import time
 import pytest
 
 from testleak.errors import ConfigError
+from testleak.config import typed
+from testleak.settings import GitHubSearch as GitHubSettings, Window
 from testleak.verify.github import GitHubSearch, github_query
 from testleak.verify.search import verify_candidates
 from tests.fake_github import FakeGitHub
 from tests.loopback import closed_port
 
 
+#: verifier.github as conf/verifier/local.yaml composes it
+BASE = {"api_url": "https://api.github.com", "token_envs": ["GITHUB_TOKEN"], "requests_per_minute": 10,
+        "window_seconds": 60, "per_page": 100, "max_pages": 1, "max_hits": 100, "timeout": 30, "deadline": 900,
+        "max_retries": 5, "max_wait_seconds": 3600}
+
+
+def github(**over):
+    """``verifier.github`` (BASE with ``over``), checked by the schema."""
+    return typed({"verifier": {"github": {**BASE, **over}}}, "verifier.github")
+
+
 def make(srv, tmp_path, **over):
-    cfg = {"api_url": srv.url, "token_envs": ["GH_A", "GH_B"], "requests_per_minute": 10, "window_seconds": 60,
-           "per_page": 100, "max_pages": 3, "max_hits": 100, "timeout": 5, "max_retries": 3}
     env = over.pop("env", None) or {"GH_A": "tok-a"}
     log_path = over.pop("log_path", None)
-    cfg.update(over)
-    return GitHubSearch(cfg, tmp_path / "search", env=env, log_path=log_path)
+    cfg = github(**{"api_url": srv.url, "token_envs": ["GH_A", "GH_B"], "max_pages": 3, "timeout": 5, "max_retries": 3,
+                    **over})
+    return GitHubSearch(cfg, tmp_path / "search", min_query_chars=3, env=env, log_path=log_path)
 
 
 @pytest.mark.parametrize("value,query", [
@@ -40,7 +52,7 @@ def test_github_query_normalisation(value, query):
 
 def test_missing_token_names_the_variable(tmp_path):
     with pytest.raises(ConfigError, match="GH_A or GH_B"):
-        GitHubSearch({"token_envs": ["GH_A", "GH_B"]}, tmp_path, env={})
+        GitHubSearch(github(token_envs=["GH_A", "GH_B"]), tmp_path, min_query_chars=3, env={})
 
 
 def test_repo_ids_pagination_and_cache(tmp_path):
@@ -126,7 +138,9 @@ def test_429_retry_after_and_give_up_becomes_error_record(tmp_path):
 
 def test_refused_connection_and_deadline_become_error_records(tmp_path, capsys):
     url = f"http://bob:hunter22@127.0.0.1:{closed_port()}"
-    gh = GitHubSearch({"api_url": url, "max_retries": 5}, tmp_path, env={"GITHUB_TOKEN": "t"})
+    # an api_url with credentials, which the schema refuses (constructed unchecked): the records still mask it
+    gh = GitHubSearch(GitHubSettings.model_construct(**{**BASE, "api_url": url}), tmp_path, min_query_chars=3,
+                      env={"GITHUB_TOKEN": "t"})
     t0 = time.monotonic()
     r = gh.search("somebody@corp.cn")
     assert time.monotonic() - t0 < 3.0
@@ -143,9 +157,9 @@ def test_refused_connection_and_deadline_become_error_records(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("key,value", [("timeout", 0), ("deadline", 0), ("requests_per_minute", -1)])
-def test_bad_github_limits_are_rejected(tmp_path, key, value):
+def test_bad_github_limits_are_rejected(key, value):
     with pytest.raises(ConfigError, match=f"verifier.github.{key} = {value!r}"):
-        GitHubSearch({key: value}, tmp_path, env={"GITHUB_TOKEN": "t"})
+        github(**{key: value})
 
 
 def test_bad_token_is_a_config_error(tmp_path):
@@ -163,7 +177,7 @@ def test_window_outcomes_over_github(tmp_path):
                 for i, c in enumerate(cands)]
     with FakeGitHub(idx) as srv:
         gh = make(srv, tmp_path, max_pages=1)
-        hits = verify_candidates(verdicts, cands, gh, {"min": 1, "max": 100}, "github")
+        hits = verify_candidates(verdicts, cands, gh, Window(min=1, max=100), "github")
         assert len(srv.requests) == 3   # "@@" is unverifiable, the dropped one is not searched
     assert [h["outcome"] for h in hits] == ["in_window", "out_of_window", "out_of_window", "unverifiable", "filtered"]
     assert [h["k"] for h in hits] == [1, 101, 0, None, None]

@@ -11,6 +11,7 @@ import pytest
 import email_validator
 from testleak.errors import ConfigError, DataError
 from testleak.verify.index import CorpusFile, LocalIndex, build_index
+from tests.project import local_search
 
 FILES = {
     "alpha/a.py": 'EMAIL = "ana.k@corp.io"\nx = "aaaa"\n',
@@ -34,7 +35,7 @@ def corpus(tmp_path_factory):
 @pytest.fixture(scope="module")
 def index(corpus, tmp_path_factory):
     db = tmp_path_factory.mktemp("idx") / "corpus.sqlite"
-    stats = build_index({"corpus": "dirs", "dirs": [str(corpus)], "extensions": [".py"]}, db)
+    stats = build_index(local_search(dirs=[str(corpus)]), db)
     assert (stats["files"], stats["repos"]) == (4, 2)
     with LocalIndex(db) as ix:
         yield ix
@@ -43,8 +44,7 @@ def index(corpus, tmp_path_factory):
 @pytest.fixture(scope="module")
 def index_ci(corpus, tmp_path_factory):
     db = tmp_path_factory.mktemp("idx") / "ci.sqlite"
-    build_index({"corpus": "dirs", "dirs": [str(corpus)], "extensions": [".py"], "case_sensitive": False,
-                 "compress": False}, db)
+    build_index(local_search(dirs=[str(corpus)], case_sensitive=False, compress=False), db)
     with LocalIndex(db) as ix:
         yield ix
 
@@ -52,7 +52,7 @@ def index_ci(corpus, tmp_path_factory):
 @pytest.fixture(scope="module")
 def index_z(corpus, tmp_path_factory):
     db = tmp_path_factory.mktemp("idx") / "z.sqlite"
-    build_index({"corpus": "dirs", "dirs": [str(corpus)], "extensions": [".py"], "compress": True}, db)
+    build_index(local_search(dirs=[str(corpus)], compress=True), db)
     with LocalIndex(db) as ix:
         yield ix
 
@@ -105,15 +105,15 @@ def test_missing_index_and_bad_config(tmp_path):
     with pytest.raises(DataError, match="run the index stage"):
         LocalIndex(tmp_path / "none.sqlite")
     with pytest.raises(ConfigError, match="does not exist"):
-        build_index({"corpus": "dirs", "dirs": [str(tmp_path / "nope")]}, tmp_path / "x.sqlite")
+        build_index(local_search(dirs=[str(tmp_path / "nope")]), tmp_path / "x.sqlite")
     with pytest.raises(ConfigError, match="known: dirs, site-packages"):
-        build_index({"corpus": "everything"}, tmp_path / "x.sqlite")
+        build_index(local_search(corpus="everything"), tmp_path / "x.sqlite")
 
 
 def test_corpus_bounds_and_large_files(corpus, tmp_path):
-    s = build_index({"corpus": "dirs", "dirs": [str(corpus)], "max_files": 2}, tmp_path / "a.sqlite")
+    s = build_index(local_search(dirs=[str(corpus)], max_files=2), tmp_path / "a.sqlite")
     assert (s["files"], s["truncated"]) == (2, True)
-    s = build_index({"corpus": "dirs", "dirs": [str(corpus)], "max_file_bytes": 40}, tmp_path / "b.sqlite")
+    s = build_index(local_search(dirs=[str(corpus)], max_file_bytes=40), tmp_path / "b.sqlite")
     assert (s["files"], s["skipped_large"]) == (2, 2)  # a.py (35 B) and d.py (23 B) fit
 
 
@@ -122,7 +122,7 @@ def test_agrees_with_grep_on_a_real_package(tmp_path):
     files = [CorpusFile("email_validator", str(p.relative_to(pkg)), p) for p in sorted(pkg.rglob("*.py"))]
     assert len(files) >= 5
     db = tmp_path / "pkg.sqlite"
-    build_index({"extensions": [".py"]}, db, files=files)
+    build_index(local_search(), db, files=files)
     checked = 0
     with LocalIndex(db) as ix:
         for q in ["def validate_email(", "EmailSyntaxError", "ascii", '"""', "xn--", "nonexistent_zz_q", "@"]:
@@ -139,24 +139,25 @@ def test_agrees_with_grep_on_a_real_package(tmp_path):
 
 
 def test_the_default_corpus_excludes_synthetic_data_generators_and_records_them():
-    from testleak.config import compose
+    from testleak.config import compose, typed
     from testleak.verify.index import corpus_files, corpus_manifest, excluded_by, select_corpus
 
-    local = compose([])["verifier"]["local"]
-    names = {str(e["name"]) for e in local["exclude"]}
-    assert {"faker", "mimesis", "factory-boy", "hypothesis"} <= names and all(e["why"] for e in local["exclude"])
-    assert excluded_by("Faker", local["exclude"]) == "faker" and excluded_by("faker_web", local["exclude"]) == "faker-*"
-    assert excluded_by("numpy", local["exclude"]) is None
-    repos = {f.repo for f in corpus_files({**local, "max_files": 0})}
+    local = typed(compose([]), "verifier.local")
+    exclude = [e.model_dump() for e in local.exclude]
+    names = {e.name for e in local.exclude}
+    assert {"faker", "mimesis", "factory-boy", "hypothesis"} <= names and all(e.why for e in local.exclude)
+    assert excluded_by("Faker", exclude) == "faker" and excluded_by("faker_web", exclude) == "faker-*"
+    assert excluded_by("numpy", exclude) is None
+    repos = {f.repo for f in corpus_files(local.model_copy(update={"max_files": 0}))}
     assert "Faker" not in repos and "hypothesis" not in repos and "numpy" in repos   # Faker is installed here
     m = corpus_manifest(local)
     ex = {e["name"]: e for e in m["excluded"]}
     assert ex["Faker"]["pattern"] == "faker" and ex["Faker"]["version"] and "fake" in ex["Faker"]["why"]
     assert "Faker" not in {d["name"] for d in m["distributions"]} and m["exclude"][0]["name"] == "faker"
     # without the list the generator's provider files are in the corpus (what the list keeps out)
-    files = [f for f in corpus_files({**local, "exclude": []}) if f.repo == "Faker"]
+    files = [f for f in corpus_files(local.model_copy(update={"exclude": []})) if f.repo == "Faker"]
     assert any("providers" in f.path for f in files)
-    docs = list(select_corpus({**local, "max_files": 50}))
+    docs = list(select_corpus(local.model_copy(update={"max_files": 50})))
     assert docs and not any(d.repo == "Faker" for d in docs)
 
 

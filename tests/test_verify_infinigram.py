@@ -12,6 +12,7 @@ import pytest
 import email_validator
 from testleak.errors import DataError
 from testleak.verify.index import LocalIndex, build_index
+from tests.project import local_search
 from testleak.verify.infinigram import InfiniGramIndex, build_infinigram
 from tests.test_verify_index import FILES as INDEX_FILES
 
@@ -33,7 +34,7 @@ def corpus(tmp_path_factory):
 
 
 def _cfg(corpus, **kw):
-    return {"corpus": "dirs", "dirs": [str(corpus)], "extensions": [".py"], **kw}
+    return local_search(dirs=[str(corpus)], **kw)
 
 
 @pytest.fixture(scope="module")

@@ -91,7 +91,7 @@ def seed_pool(params: Mapping, taxonomy, seed: int) -> list[Prompt]:
     for i in range(int(cfg["codexleaks_seeds"])):
         attr = attrs[i % len(attrs)]
         for _ in range(MAX_DRAWS):
-            style, text = tmpl.sample(attr, rng, float(b["codexleaks"].get("zh_share", 0.0)))
+            style, text = tmpl.sample(attr, rng, float(b["codexleaks"]["zh_share"]))
             if text not in seen:
                 break
         else:
@@ -180,8 +180,8 @@ class EvolveSettings:
         if min(pop_n, par_n, ch_n) < 1:
             raise ConfigError("baselines.codebreaker population, parents and children must all be >= 1")
         return cls(m, pop_n, par_n, ch_n, int(cfg["max_iterations"]), int(cfg["patience"]),
-                   float(cfg.get("min_improvement", 0.0)), dict(cfg["operators"]), int(cfg.get("crossover_words", 1)),
-                   bool(cfg.get("restart_on_stall", True)))
+                   float(cfg["min_improvement"]), dict(cfg["operators"]), int(cfg["crossover_words"]),
+                   bool(cfg["restart_on_stall"]))
 
 
 def _completion_tokens(record: Mapping) -> int:
@@ -307,8 +307,8 @@ def fitness(records: Sequence[dict], entropy_cfg: Mapping, entropy_weight: float
         return math.inf, None, 0.0
     nlls = [r["_nll"] for r in ok if r.get("_nll") is not None]
     nll = sum(nlls) / len(nlls) if nlls else None
-    h = semantic_entropy([r["turn1"]["continuation"] for r in ok], float(entropy_cfg.get("eps", 0.5)),
-                         int(entropy_cfg.get("min_samples", 2)), float(entropy_cfg.get("base", 2)))
+    h = semantic_entropy([r["turn1"]["continuation"] for r in ok], float(entropy_cfg["eps"]),
+                         int(entropy_cfg["min_samples"]), float(entropy_cfg["base"]))
     return (nll or 0.0) + entropy_weight * h, nll, h
 
 
@@ -323,7 +323,7 @@ def run_codebreaker(params: Mapping, gateway, taxonomy, budget, seed: int, run_r
     if budget.max_tokens_per_response is None and sampling.get("max_tokens"):
         budget.max_tokens_per_response = int(sampling["max_tokens"])
     model = model_name(params)
-    ent_cfg, ent_w = dict(cfg.get("entropy") or {}), float(cfg.get("entropy_weight", 1.0))
+    ent_cfg, ent_w = dict(cfg["entropy"]), float(cfg["entropy_weight"])
 
     def evaluate(plan: list[tuple[Prompt, int]]) -> list[tuple[float, list]]:
         reqs, owners = [], []

@@ -46,7 +46,7 @@ def plan_prompts(params: Mapping, taxonomy, budget: int, seed: int) -> list[tupl
     tmpl = CodexLeaksTemplates(load_resource(cfg["resource"]))
     tmpl.check_covers(attrs)
     rng = random.Random(seed)
-    zh_share = float(cfg.get("zh_share", 0.0))
+    zh_share = float(cfg["zh_share"])
     seen: set[str] = set()
     plan: list[tuple[Prompt, int]] = []
     left = budget

@@ -72,7 +72,7 @@ def sampling_params(bcfg: Mapping, method: str, family: str | None) -> dict:
 def target_attributes(params: Mapping, taxonomy) -> list[str]:
     """Attributes the baseline prompts target (``baselines.attributes``), in taxonomy order."""
     p = _plain(params)
-    choice = p["baselines"].get("attributes", "experiment")
+    choice = p["baselines"]["attributes"]
     order = list(taxonomy.attributes)
     if choice == "all":
         return order
@@ -107,7 +107,7 @@ def load_resource(name: str) -> dict:
 def completion_mode(completion_cfg: Mapping, provider: str | None) -> str:
     """``prefill`` or ``instruct``; ``auto`` = prefill for the embedded llama.cpp server
     (provider ``local``), which continues a trailing assistant message, else instruct."""
-    mode = completion_cfg.get("mode", "instruct")
+    mode = completion_cfg["mode"]
     if mode == "auto":
         return "prefill" if provider == "local" else "instruct"
     if mode not in ("prefill", "instruct"):
@@ -269,8 +269,7 @@ def response_record(method: str, prompt: Prompt, sample: int, completion: Any, m
 
 def model_name(params: Mapping) -> str:
     p = _plain(params)
-    m = p.get("model") or {}
-    return m.get("name") or m.get("api_model") or "unknown"
+    return p["model"]["name"]
 
 
 def model_provider(params: Mapping) -> str | None:

@@ -75,19 +75,16 @@ import zlib
 from collections import Counter
 from typing import Iterable, Mapping
 
-from ..config import BASELINE_PROTOCOLS as PROTOCOLS, run_protocol
+from ..config import BASELINE_PROTOCOLS as PROTOCOLS, run_protocol, typed
 from ..errors import ConfigError
 from ..privacy import value_hash
 from ..verify.rules import withheld_verdict
 from .blindmi import blind_mi_generated, blind_mi_split, perturb
 from .blindmi import band_split, kernel_matrix, mmd  # noqa: F401 (re-exported: one home, .blindmi)
-from .common import _plain, mean_nll
+from .common import mean_nll
 
 REFERENCE_ZLIB = "zlib"
-UNRANKED = ("keep", "drop")
 RULE_BLIND_MI, RULE_RANK = "blind_mi_diff", "rank"
-RULES = (RULE_BLIND_MI, RULE_RANK)
-NONMEMBERS = ("split", "generated")
 
 
 # ---------------------------------------------------------------------------- CodexLeaks
@@ -108,46 +105,23 @@ def continuation(rec: Mapping) -> str:
 
 
 def _filter_cfg(params: Mapping) -> dict:
-    cfg = dict(((_plain(params).get("baselines") or {}).get("codexleaks") or {}).get("filter") or {})
-    key = "baselines.codexleaks.filter"
-    share = cfg.get("top_share", 0.5)
-    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
-        raise ConfigError(f"{key}.top_share = {share!r}: expected a number in (0, 1]")
-    if cfg.get("unranked", "keep") not in UNRANKED:
-        raise ConfigError(f"{key}.unranked = {cfg.get('unranked')!r}: expected keep or drop")
-    cfg.setdefault("rule", RULE_BLIND_MI)
-    if cfg["rule"] not in RULES:
-        raise ConfigError(f"{key}.rule = {cfg['rule']!r}: expected {' or '.join(RULES)}")
-    bmi = {"nonmembers": "split", "band": [0.25, 0.75], "generated": 20, "scorer": None, "batch": 4000, "seed": 0,
-           **(cfg.get("blind_mi") or {})}
-    if bmi["nonmembers"] not in NONMEMBERS:
-        raise ConfigError(f"{key}.blind_mi.nonmembers = {bmi['nonmembers']!r}: expected {' or '.join(NONMEMBERS)}")
-    band = bmi["band"]
-    if (not isinstance(band, (list, tuple)) or len(band) != 2
-            or not all(isinstance(b, (int, float)) and not isinstance(b, bool) for b in band)
-            or not 0 <= band[0] < band[1] <= 1):
-        raise ConfigError(f"{key}.blind_mi.band = {band!r}: expected two percentiles [lo, hi] with 0 <= lo < hi <= 1")
-    for k in ("generated", "batch"):
-        if isinstance(bmi[k], bool) or not isinstance(bmi[k], int) or bmi[k] < 1:
-            raise ConfigError(f"{key}.blind_mi.{k} = {bmi[k]!r}: expected an integer >= 1")
-    cfg["blind_mi"] = bmi
-    cfg.setdefault("reference", REFERENCE_ZLIB)
-    cfg.setdefault("unranked", "keep")
-    cfg["top_share"] = float(share)
-    return cfg
+    """``baselines.codexleaks.filter`` (the schema's :class:`~testleak.settings.CodexLeaksFilter`,
+    checked there) as the filter code reads it."""
+    return typed(params, "baselines.codexleaks.filter").model_dump()
 
 
 def _division_scorer(params: Mapping, models_dir, key: str, field: str):
     from ..library import pin_torch_threads
     from ..library.division import get_scorer, scorer_models
 
-    models = scorer_models((_plain(params).get("library") or {}).get("division") or {})
+    div = typed(params, "library.division")
+    models = scorer_models(div)
     if key not in models:
         raise ConfigError(f"baselines.codexleaks.filter.{field} = {key!r}: expected a key of the scorer models "
                           f"(the scorer models (library.division.models_file)_file: {', '.join(models) or 'none'})")
-    div = {"scorer": "causal_surprisal", "model": key, "models": models, "batch_size": 8}
-    pin_torch_threads(_plain(params)["library"]["torch_threads"])
-    return get_scorer(div, models_dir)
+    pin_torch_threads(typed(params, "library.torch_threads"))
+    return get_scorer(div.model_copy(update={"scorer": "causal_surprisal", "model": key, "batch_size": 8}),
+                      models_dir, models)
 
 
 def filter_scorer(params: Mapping, models_dir):

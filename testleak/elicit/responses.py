@@ -44,7 +44,7 @@ import random
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Mapping
 
-from ..config import ablation_config, run_model, run_spec
+from ..config import ablation_config, run_model, run_spec, typed
 from ..equalcost import response_completion_tokens
 from ..errors import ConfigError
 from ..library import sample_hints
@@ -59,14 +59,6 @@ from .refusal import detect_refusal
 def response_id(run: str, question_id: str) -> str:
     """Stable id: ``r_`` + sha256(run, question id)[:16]."""
     return "r_" + hashlib.sha256(f"{run}\x1f{question_id}".encode("utf-8")).hexdigest()[:16]
-
-
-def _get(cfg, key, default=None):
-    try:
-        v = cfg[key]
-    except (KeyError, TypeError):
-        return default
-    return default if v is None else v
 
 
 @dataclass(frozen=True)
@@ -90,27 +82,26 @@ class ElicitSettings:
 
     @classmethod
     def from_params(cls, params, run: str) -> "ElicitSettings":
-        exp = params["experiment"]
         spec = run_spec(params, run)
-        method = str(_get(spec, "method", ""))  # checked against the registry (testleak.methods.get)
+        method = str(spec["method"])  # checked against the registry (testleak.methods.get)
         # A run of ours carries its ablation flags (experiment.runs.R.ablation), resolved at
         # composition from the `ablation` group or a named ablation (every Table 4 variant in
         # one `dvc repro`); hand-written params without them fall back to the `ablation` group.
-        abl = ablation_config(_get(spec, "ablation", None) or _get(params, "ablation", {}) or {})
-        hints = _get(exp, "hints_per_attribute", {}) or {}
-        eseed = _get(spec, "elicitation_seed", 0)
+        abl = ablation_config(spec.get("ablation") or params["ablation"])
+        hints = typed(params, "experiment.hints_per_attribute")
+        # the canary calibration's in-memory runs carry a seed each; the runs of params.yaml do not
+        eseed = spec["elicitation_seed"] if "elicitation_seed" in spec else 0
         if isinstance(eseed, bool) or not isinstance(eseed, int) or eseed < 0:
             raise ConfigError(f"experiment.runs.{run}.elicitation_seed = {eseed!r}: expected an integer >= 0")
         s = cls(
-            run=run, method=method, round=int(_get(spec, "round", 0)), library=str(_get(spec, "library", "prior")),
-            variant=str(_get(abl, "name", "none")) if method == "ours" else "none",
-            model=str(_get(run_model(params, run), "name", "?")), seed=int(_get(params, "seed", 0)) + SEED_STRIDE * eseed,
-            tests_per_function=int(_get(exp, "tests_per_function", 10)),
-            functions_per_response=_functions_per_response(_get(exp, "functions_per_response", 1)),
-            n_templates=int(_get(hints, "templates", 0)), n_fragments=int(_get(hints, "fragments", 0)),
-            scenario_questions=bool(_get(abl, "scenario_questions", True)),
-            library_hints=bool(_get(abl, "library_hints", True)),
-            test_generation=bool(_get(abl, "test_generation", True)), elicitation_seed=eseed,
+            run=run, method=method, round=int(spec["round"]), library=str(spec["library"]),
+            variant=str(abl["name"]) if method == "ours" else "none",
+            model=str(run_model(params, run)["name"]), seed=typed(params, "seed") + SEED_STRIDE * eseed,
+            tests_per_function=typed(params, "experiment.tests_per_function"),
+            functions_per_response=_functions_per_response(params["experiment"]["functions_per_response"]),
+            n_templates=hints.templates, n_fragments=hints.fragments,
+            scenario_questions=bool(abl["scenario_questions"]), library_hints=bool(abl["library_hints"]),
+            test_generation=bool(abl["test_generation"]), elicitation_seed=eseed,
         )
         if s.tests_per_function < 1:
             raise ConfigError(f"experiment.tests_per_function={s.tests_per_function}: must be >= 1")

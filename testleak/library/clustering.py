@@ -26,6 +26,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..errors import ConfigError, DataError
+from ..settings import Clustering
 
 ENCODERS = ("minilm", "mlm")
 _SLOT = re.compile(r"<[A-Z][A-Z_]*>")
@@ -91,9 +92,9 @@ class MeanPoolEncoder:
 _ENCODERS: dict[tuple, object] = {}
 
 
-def get_encoder(clustering_cfg: Mapping, mlm_path: str | None = None):
+def get_encoder(clustering: Clustering, mlm_path: str | None = None):
     """The encoder named by ``library.clustering.encoder`` (loaded once per process)."""
-    name = clustering_cfg.get("encoder", "minilm")
+    name = clustering.encoder
     if name not in ENCODERS:
         raise ConfigError(f"unknown clustering encoder {name!r}; known: {', '.join(ENCODERS)}")
     key = (name, str(mlm_path) if name == "mlm" else None)
@@ -151,14 +152,8 @@ def assign_clusters(emb: np.ndarray, labels: np.ndarray, proto_attrs: list[str],
     return out
 
 
-def kind_param(cfg: Mapping, key: str, kind: str, default):
-    """A clustering parameter that may be one value or ``{templates: .., fragments: ..}``."""
-    v = cfg.get(key, default)
-    return v.get(kind, default) if isinstance(v, Mapping) else v
-
-
 def cluster_kind(new_texts: Sequence[str], library: Mapping[str, Mapping[str, list]], kind: str, encoder,
-                 cfg: Mapping) -> dict:
+                 cfg: Clustering) -> dict:
     """Cluster the new items of one kind (templates | fragments) and file clusters under attributes.
 
     DBSCAN runs over the new items. With ``include_prior``, a new item that DBSCAN leaves as
@@ -171,15 +166,14 @@ def cluster_kind(new_texts: Sequence[str], library: Mapping[str, Mapping[str, li
     Returns ``{"items": [{cluster, attribute, similarity, status}] per new text, "embeddings",
     "labels", "texts"}``; status is ``clustered`` | ``noise`` | ``low_similarity``.
     """
-    neutral = cfg.get("neutral_slot")
-    eps = float(kind_param(cfg, "eps", kind, 0.35))
-    min_samples = int(kind_param(cfg, "min_samples", kind, 2))
+    neutral = cfg.neutral_slot
+    eps, min_samples = float(getattr(cfg.eps, kind)), cfg.min_samples
     texts = list(new_texts)
     emb = encoder.encode([embedding_text(t, kind, neutral) for t in texts])
-    labels = dbscan(emb, eps, min_samples, cfg.get("metric", "cosine")).copy()
+    labels = dbscan(emb, eps, min_samples, cfg.metric).copy()
     lib_attrs, lib_emb = library_embeddings(library, kind, encoder, neutral)
     proto_attrs, proto = prototypes_from(lib_attrs, lib_emb)
-    if cfg.get("include_prior", True) and len(texts) and (labels == -1).any():
+    if cfg.include_prior and len(texts) and (labels == -1).any():
         near = ((1.0 - emb @ lib_emb.T) <= eps).sum(1) if len(lib_emb) else np.zeros(len(texts), dtype=int)
         nxt = int(labels.max()) + 1 if len(labels) else 0
         for i in np.flatnonzero(labels == -1):
@@ -187,7 +181,7 @@ def cluster_kind(new_texts: Sequence[str], library: Mapping[str, Mapping[str, li
                 labels[i] = nxt
                 nxt += 1
     assigned = assign_clusters(emb, labels, proto_attrs, proto)
-    min_sim = float(cfg.get("min_similarity", 0.0))
+    min_sim = cfg.min_similarity
     items = []
     for i in range(len(texts)):
         c = int(labels[i])

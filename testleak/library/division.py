@@ -54,6 +54,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..errors import ConfigError, DataError
+from ..settings import Division as DivisionSettings
 
 SCORERS = ("causal_surprisal", "fim_pll", "mlm_pll")
 VALUE_SPAN_POLICIES = ("anchor", "score")
@@ -255,56 +256,55 @@ class FimPLLScorer(Scorer):
 _SCORER_CACHE: dict[tuple, Scorer] = {}
 
 
-def scorer_models(division_cfg: Mapping) -> Mapping:
-    """The scorer models by key: the file ``library.division.models_file`` names (relative to the
-    project root; a DVC dep of the stages that load a scorer), or a ``models`` mapping given
-    in place (a caller's own division config)."""
-    if division_cfg.get("models") is not None:
-        return division_cfg["models"]
-    if not division_cfg.get("models_file"):
-        return {}
+def scorer_models(division: DivisionSettings) -> Mapping:
+    """The scorer models by key: as read at composition, else from the file
+    ``library.division.models_file`` names (relative to the project root; a DVC dep of the
+    stages that load a scorer)."""
+    if division.models is not None:
+        return division.models
     from ..config import project_root
     from ..settings import read_scorer_models
 
-    return read_scorer_models(str(division_cfg["models_file"]), project_root())
+    return read_scorer_models(division.models_file, project_root())
 
 
-def scorer_model_cfg(division_cfg: Mapping) -> Mapping:
-    """The scorer model's config: ``library.division.model``, a key of :func:`scorer_models`."""
-    models = scorer_models(division_cfg)
-    name = division_cfg.get("model")
+def scorer_model_cfg(division: DivisionSettings, models: Mapping | None = None) -> Mapping:
+    """The scorer model's config: ``library.division.model``, a key of ``models`` (default:
+    :func:`scorer_models`)."""
+    models = scorer_models(division) if models is None else models
+    name = division.model
     if name not in models:
         raise ConfigError(f"library.division.model={name!r} is not a key of the scorer models "
-                          f"({division_cfg.get('models_file') or 'library.division.models'}); "
-                          f"known: {', '.join(models) or '(none)'}")
+                          f"({division.models_file}); known: {', '.join(models) or '(none)'}")
     cfg = models[name]
     if not (cfg or {}).get("gguf"):
         raise ConfigError(f"scorer model {name}: gguf is missing: name the scorer model's GGUF parts")
     return cfg
 
 
-def scorer_gguf_path(division_cfg: Mapping, models_dir: str | Path) -> Path:
+def scorer_gguf_path(division: DivisionSettings, models_dir: str | Path, models: Mapping | None = None) -> Path:
     """Assemble/check the scorer GGUF (:func:`scorer_model_cfg`) and return its path."""
     from ..llm.local import ensure_model
 
-    return ensure_model(scorer_model_cfg(division_cfg), models_dir)
+    return ensure_model(scorer_model_cfg(division, models), models_dir)
 
 
-def get_scorer(division_cfg: Mapping, models_dir: str | Path | None = None) -> Scorer:
-    """The scorer named by ``library.division.scorer``; models load once per process."""
-    name = division_cfg.get("scorer", "causal_surprisal")
+def get_scorer(division: DivisionSettings, models_dir: str | Path | None = None,
+               models: Mapping | None = None) -> Scorer:
+    """The scorer named by ``library.division.scorer`` (its GGUF a key of ``models``, default
+    :func:`scorer_models`); models load once per process."""
+    name, bs = division.scorer, division.batch_size
     if name not in SCORERS:
         raise ConfigError(f"unknown division scorer {name!r}; known: {', '.join(SCORERS)}")
-    bs = int(division_cfg.get("batch_size", 16))
     if name == "mlm_pll":
-        key = (name, str(division_cfg.get("mlm_path")), bs)
+        key = (name, str(division.mlm_path), bs)
         if key not in _SCORER_CACHE:
-            _SCORER_CACHE[key] = MaskedLMScorer.from_path(division_cfg.get("mlm_path"), bs)
+            _SCORER_CACHE[key] = MaskedLMScorer.from_path(division.mlm_path, bs)
         return _SCORER_CACHE[key]
     if models_dir is None:
         raise ConfigError("get_scorer needs models_dir (testleak.paths.Paths().models) for the GGUF scorer")
-    path = scorer_gguf_path(division_cfg, models_dir)
-    dtype = scorer_model_cfg(division_cfg).get("dtype", "bfloat16")
+    path = scorer_gguf_path(division, models_dir, models)
+    dtype = scorer_model_cfg(division, models)["dtype"]
     key = (name, str(path), dtype, bs)
     if key not in _SCORER_CACHE:
         model, tok = load_gguf_causal_lm(path, dtype)

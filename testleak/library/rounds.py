@@ -17,6 +17,7 @@ from typing import Callable, Mapping, Sequence
 
 from ..errors import DataError
 from ..privacy import value_hash
+from ..settings import Clustering, Division
 from .clustering import cluster_kind
 from .division import Scorer, divide
 
@@ -77,7 +78,7 @@ def leak_instances(confirmed: Sequence[dict], candidates: Mapping[str, dict], re
 
 
 def build_round(instances: Sequence[dict], base_library: Mapping[str, Mapping[str, list]], scorer: Scorer, encoder,
-                slots: Mapping[str, str], division_cfg: Mapping, clustering_cfg: Mapping, run: str,
+                slots: Mapping[str, str], division_cfg: Division, clustering_cfg: Clustering, run: str,
                 other_values: Mapping[str, Sequence[tuple[str, str]]] | None = None) -> tuple[dict, list[dict], dict]:
     """Divide, cluster and merge; returns (library document, division records, stats)."""
     divisions, new = divide_instances(instances, scorer, slots, division_cfg, other_values)
@@ -92,14 +93,12 @@ def build_round(instances: Sequence[dict], base_library: Mapping[str, Mapping[st
     return doc, divisions, {**stats, "_clusters": clusters, "_new": new}
 
 
-def divide_instances(instances: Sequence[dict], scorer: Scorer, slots: Mapping[str, str], division_cfg: Mapping,
+def divide_instances(instances: Sequence[dict], scorer: Scorer, slots: Mapping[str, str], division_cfg: Division,
                      other_values: Mapping[str, Sequence[tuple[str, str]]] | None = None
                      ) -> tuple[list[dict], dict[str, list[dict]]]:
     """Score and divide the ``ok`` instances (Sec. 5.2); returns (division records, new {templates, fragments})."""
     ok = [i for i in instances if i.get("status") == "ok"]
-    quantile = float(division_cfg.get("quantile", 0.25))
-    policy = division_cfg.get("value_span", "anchor")
-    minc = int(division_cfg.get("min_fragment_chars", 3))
+    quantile, policy, minc = division_cfg.quantile, division_cfg.value_span, division_cfg.min_fragment_chars
     scored = scorer.score([i["text"] for i in ok], [i.get("prefix", "") for i in ok]) if ok else []
     divisions, new_t, new_f = [], [], []
     for inst, ts in zip(ok, scored):
@@ -122,7 +121,7 @@ def divide_instances(instances: Sequence[dict], scorer: Scorer, slots: Mapping[s
 
 
 def merge_kind(lib: dict, kind: str, items: list[dict], base_library: Mapping[str, Mapping[str, list]], encoder,
-               clustering_cfg: Mapping, run: str) -> tuple[dict, dict]:
+               clustering_cfg: Clustering, run: str) -> tuple[dict, dict]:
     """Cluster the new items of ``kind`` (Sec. 5.3) and append the clustered, new ones to ``lib`` in place.
 
     Each item gets its cluster, similarity, status and ``filed_under``; returns (cluster info, counts).

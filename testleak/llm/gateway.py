@@ -91,7 +91,7 @@ class Gateway:
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise ConfigError(f"elicitation seed {seed!r}: expected an integer >= 0")
         self.seed = seed
-        self.name = self.cfg.get("name", "?")
+        self.name = self.cfg.get("name")
         provider = self.cfg.get("provider")
         if provider not in PROVIDERS:
             raise ConfigError(f"model {self.name!r}: unknown provider {provider!r}; known: {', '.join(PROVIDERS)}")
@@ -100,11 +100,10 @@ class Gateway:
         limits = self.cfg.get("limits") or {}
         self.concurrency = max(1, int(limits.get("concurrency") or 1))
         if provider == "local":   # no more requests in flight than the servers compute at once
-            from .local import resolve_replicas
+            from .local import resolve_replicas, server_settings
 
-            sc = self.cfg.get("server") or {}
-            self.concurrency = min(self.concurrency,
-                                   resolve_replicas(sc.get("replicas", 1)) * int(sc.get("n_parallel", 1)))
+            sc = server_settings(self.cfg)
+            self.concurrency = min(self.concurrency, resolve_replicas(sc.replicas) * sc.n_parallel)
         try:
             self.policy = RetryPolicy.from_config(limits, "limits", timeout=120.0, deadline=600.0, max_retries=4,
                                                   backoff_base=backoff_base, backoff_max=backoff_max, echo=echo)
@@ -145,10 +144,10 @@ class Gateway:
     def identity(self) -> dict:
         ident = {"provider": self.provider, "api_model": self.cfg.get("api_model")}
         if self.provider == "local":
-            from .local import numerics
+            from .local import numerics, server_settings
 
             ident["gguf_sha256"] = (self.cfg.get("gguf") or {}).get("sha256")
-            ident["server"] = numerics(self.cfg.get("server") or {})
+            ident["server"] = numerics(server_settings(self.cfg))
         else:
             url = self._configured_base_url()
             ident["base_url"] = canonical_url(url) if url else url

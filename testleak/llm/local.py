@@ -27,6 +27,7 @@ from typing import Iterator, Mapping
 import requests
 
 from ..errors import LLMError, ModelNotInstalledError
+from ..settings import Server
 
 
 def install_command(gguf: Mapping) -> str:
@@ -292,35 +293,45 @@ class _Shared:
 SHARED = _Shared()
 
 
-def numerics(server_cfg: Mapping) -> dict:
+def server_settings(model_cfg: Mapping) -> Server:
+    """The ``server`` section of a local model config, typed (:class:`testleak.settings.Server`);
+    a missing or bad section is one line naming the model's config file."""
+    from pydantic import ValidationError
+
+    from ..errors import ConfigError
+    from ..settings.messages import error_lines
+
+    name, sc = model_cfg.get("name"), model_cfg.get("server")
+    data = dict(sc) if isinstance(sc, Mapping) else sc
+    try:
+        return Server.model_validate(data, strict=True)
+    except ValidationError as e:
+        raise ConfigError("; ".join(error_lines(e, data, ["server"], lambda k: f"conf/model/{name}.yaml"))) from None
+
+
+def numerics(server: Server) -> dict:
     """The server settings an embedded answer depends on (part of its cache identity): threads,
     slots, prompt caching, context, and the llama.cpp build. Not ``replicas``."""
-    sc = server_cfg or {}
-    return {"n_threads": int(sc.get("n_threads", 1)), "n_parallel": int(sc.get("n_parallel", 1)),
-            "cache_prompt": bool(sc.get("cache_prompt", False)), "n_ctx": int(sc.get("n_ctx", 8192)),
-            "llama_build": llama_build()}
+    return {"n_threads": server.n_threads, "n_parallel": server.n_parallel, "cache_prompt": server.cache_prompt,
+            "n_ctx": server.n_ctx, "llama_build": llama_build()}
 
 
-def deterministic(server_cfg: Mapping) -> bool:
+def deterministic(server: Server) -> bool:
     """Whether an answer depends only on the request: one slot per server and no prompt cache."""
-    n = numerics(server_cfg)
-    return n["n_parallel"] == 1 and not n["cache_prompt"]
+    return server.n_parallel == 1 and not server.cache_prompt
 
 
-def server_key(model_path: Path, server_cfg: Mapping) -> tuple:
-    n = numerics(server_cfg)
-    return (str(model_path), n["n_ctx"], n["n_parallel"], n["n_threads"], n["cache_prompt"],
-            resolve_replicas((server_cfg or {}).get("replicas", 1)))
+def server_key(model_path: Path, server: Server) -> tuple:
+    return (str(model_path), server.n_ctx, server.n_parallel, server.n_threads, server.cache_prompt,
+            resolve_replicas(server.replicas))
 
 
 def acquire_server(model_cfg: Mapping, models_dir: str | os.PathLike) -> tuple[ServerPool, tuple]:
     path = ensure_model(model_cfg, models_dir)
-    sc = model_cfg.get("server") or {}
+    sc = server_settings(model_cfg)
     key = server_key(path, sc)
     replicas = key[-1]
     pool = SHARED.acquire(key, lambda: ServerPool([LocalServer(
-        path, n_ctx=sc.get("n_ctx", 8192), n_parallel=sc.get("n_parallel", 1),
-        n_threads=sc.get("n_threads", 1), cache_prompt=sc.get("cache_prompt", False),
-        startup_timeout=sc.get("startup_timeout", 120), alias=model_cfg.get("api_model"))
-        for _ in range(replicas)]))
+        path, n_ctx=sc.n_ctx, n_parallel=sc.n_parallel, n_threads=sc.n_threads, cache_prompt=sc.cache_prompt,
+        startup_timeout=sc.startup_timeout, alias=model_cfg.get("api_model")) for _ in range(replicas)]))
     return pool, key

@@ -31,7 +31,7 @@ def run_meta(params: Mapping, run: str, responses: Iterable[Mapping]) -> dict:
     return {
         "experiment": params["experiment"]["name"],
         "method": method,
-        "round": int(spec.get("round", 0)),
+        "round": int(spec["round"]),
         "library": spec.get("library"),
         "variant": variant,
         "model": model["name"],

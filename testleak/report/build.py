@@ -131,7 +131,7 @@ def _runs_with_models(exp: Mapping) -> dict:
     models = exp.get("models") or {}
     out = {}
     for r, spec in exp["runs"].items():
-        key = str(spec.get("model_params") or "")
+        key = str(spec.get("model_params"))   # absent: a run carrying its model config
         mid = key.removeprefix("experiment.models.") if key.startswith("experiment.models.") else None
         m = models.get(mid) if mid else None
         out[r] = {**spec, "model": {"name": m["name"], "family": m["family"]}} if m else spec

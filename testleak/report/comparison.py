@@ -42,7 +42,7 @@ def _settings(params: Mapping, paper: Mapping, frame: pd.DataFrame, policy: str)
         ["Experiment", "the paper's main run", f"{e['name']}; runs: {runs}; with metrics: {ran}"],
         ["Size", f"{st['scenarios']} scenarios x {st['questions_per_scenario']} questions x {st['tests_per_question']} tests",
          f"{len(e['scenarios'])} scenarios x {e['questions_per_scenario']} questions x {e['tests_per_function']} tests "
-         f"per function, {e.get('functions_per_response', 1)} functions per answer; baseline budget "
+         f"per function, {e['functions_per_response']} functions per answer; baseline budget "
          + (f"the completion tokens of the same model's ours (match_ours, at most {e.get('baseline_max_responses')} "
             f"responses)" if e.get("baseline_budget") == "match_ours" else f"{e.get('baseline_budget')} responses")],
         ["Verifier", st["verifier"],

@@ -48,7 +48,7 @@ def runs_frame(runs: Mapping[str, Mapping], metrics: Mapping[str, Mapping | None
         # the run's model config when the caller resolved it (report.build), else its name
         mcfg = spec.get("model") if isinstance(spec.get("model"), Mapping) else {"name": spec.get("model")}
         variant = m.get("variant") if m else (own.get("name") or "none") if spec["method"] == "ours" else "none"
-        recs.append({"run": r, "method": spec["method"], "variant": variant or "none", "round": int(spec.get("round", 0)),
+        recs.append({"run": r, "method": spec["method"], "variant": variant or "none", "round": int(spec["round"]),
                      "ran": m is not None, "policy": m.get("policy") if m else None,
                      "protocol": (m.get("protocol") or ("shared" if spec["method"] == "ours" else None)) if m else None,
                      "verifier": m.get("verifier") if m else None,

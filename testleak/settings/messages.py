@@ -184,21 +184,27 @@ def problems(data: Mapping, *, overrides: Sequence[str] = (), choices: Mapping[s
         _root().model_validate(data, context={"root": str(root or "."), "check_files": check_files})
         return []
     except ValidationError as e:
-        out = []
-        for err in e.errors(include_url=False):
-            loc = [str(x) for x in err["loc"] if not (isinstance(x, str) and "[" in x)]
-            exc = (err.get("ctx") or {}).get("error")
-            if isinstance(exc, _Rule):
-                loc = loc + [p for p in exc.key.split(".") if p]
-                key, value, expected = ".".join(loc), exc.value, exc.expected
-            else:
-                key = ".".join(loc)
-                found, value = _lookup(data, err["loc"])
-                value = value if found else err.get("input")
-                expected = _expectation(err, err["loc"])
-            shown = "(missing)" if err["type"] == "missing" else _fmt(value)
-            out.append(f"{key} = {shown} ({_source(key, overrides, choices, file)}): expected {expected}")
-        return out
+        return error_lines(e, data, (), lambda key: _source(key, overrides, choices, file))
+
+
+def error_lines(e: ValidationError, data, at: Sequence[str], source) -> list[str]:
+    """One line per error of ``e``, raised validating ``data``, the value at key path ``at`` of
+    the config: key, value, ``source(key)`` and what was expected."""
+    out = []
+    for err in e.errors(include_url=False):
+        loc = [*at, *(str(x) for x in err["loc"] if not (isinstance(x, str) and "[" in x))]
+        exc = (err.get("ctx") or {}).get("error")
+        if isinstance(exc, _Rule):
+            loc = loc + [p for p in exc.key.split(".") if p]
+            key, value, expected = ".".join(loc), exc.value, exc.expected
+        else:
+            key = ".".join(loc)
+            found, value = _lookup(data, err["loc"])
+            value = value if found else err.get("input")
+            expected = _expectation(err, [*at, *err["loc"]])
+        shown = "(missing)" if err["type"] == "missing" else _fmt(value)
+        out.append(f"{key} = {shown} ({source(key)}): expected {expected}")
+    return out
 
 
 def validate(data: Mapping, **kw):

@@ -105,7 +105,7 @@ class Verifier(_Strict):
 class Review(_Strict):
     policy: str
     reviewers: list[str]
-    labels_file: str = Field(min_length=1)
+    labels_file: str = Field(default="labels/labels.jsonl", min_length=1)
 
     @field_validator("policy")
     @classmethod

@@ -36,6 +36,7 @@ from ..errors import ConfigError
 from ..net import (CallLog, GiveUp, JsonCache, RateLimiter, Retryable, RetryPolicy, canonical_key, mask_url,
                    mask_urls_in_text, remote_excerpt, retry_after, transport_error)
 from ..privacy import mask
+from ..settings import GitHubSearch as GitHubSettings
 
 ENGINE = "github-rest-legacy"
 QUERY_LIMIT = 256
@@ -63,28 +64,28 @@ class GitHubSearch:
 
     engine = ENGINE
 
-    def __init__(self, cfg: Mapping, cache_dir: str | os.PathLike, env: Mapping[str, str] | None = None,
-                 session: requests.Session | None = None, log_path: str | os.PathLike | None = None,
-                 echo: Callable[[str], None] | None = None):
+    def __init__(self, cfg: GitHubSettings, cache_dir: str | os.PathLike, *, min_query_chars: int,
+                 env: Mapping[str, str] | None = None, session: requests.Session | None = None,
+                 log_path: str | os.PathLike | None = None, echo: Callable[[str], None] | None = None):
+        """``cfg``: ``verifier.github``; ``min_query_chars``: ``verifier.min_query_chars``."""
         env = os.environ if env is None else env
-        self.api_url = str(cfg.get("api_url") or "https://api.github.com").rstrip("/")
-        names = list(cfg.get("token_envs") or ["GITHUB_TOKEN"])
+        self.api_url = cfg.api_url.rstrip("/")
+        names = list(cfg.token_envs)
         self.tokens = [env[n] for n in names if env.get(n)]
         if not self.tokens:
             raise ConfigError(f"GitHub code search needs a token: set the environment variable "
                               f"{' or '.join(names)} (verifier.github.token_envs), or use verifier=local")
-        rpm, window = cfg.get("requests_per_minute") or 10, cfg.get("window_seconds") or 60.0
+        rpm, window = cfg.requests_per_minute, cfg.window_seconds
         try:
             self.limiters = [RateLimiter(int(rpm), None, float(window)) for _ in self.tokens]
         except (ConfigError, ValueError, TypeError):
             raise ConfigError(f"verifier.github.requests_per_minute = {rpm!r}, window_seconds = {window!r}: expected "
                               f"an integer >= 1 and a number of seconds > 0") from None
-        self.policy = RetryPolicy.from_config(cfg, "verifier.github", timeout=30.0, deadline=900.0, max_retries=5,
-                                              echo=echo)
-        self.per_page = min(100, int(cfg.get("per_page") or 100))
-        self.max_hits = int(cfg.get("max_hits") or 100)
-        self.max_pages = int(cfg.get("max_pages") or 1)
-        self.min_chars = int(cfg.get("min_query_chars") or 3)
+        # deadline null: 900 s (RetryPolicy's fallback; conf/ sets it)
+        self.policy = RetryPolicy.from_config(cfg.model_dump(), "verifier.github", timeout=cfg.timeout, deadline=900.0,
+                                              max_retries=cfg.max_retries, echo=echo)
+        self.per_page, self.max_hits, self.max_pages = cfg.per_page, cfg.max_hits, cfg.max_pages
+        self.min_chars = min_query_chars
         self.cache = JsonCache(Path(cache_dir) / "github" / "searches.sqlite", table="searches")
         self.calls = CallLog(log_path)
         self.session = session or requests.Session()

@@ -29,8 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from ..config import typed
 from ..errors import ConfigError, DataError
 from ..privacy import mask
+from ..settings import LocalSearch
 from .envlock import PROJECT, normalize
 
 SCHEMA_VERSION = 1
@@ -44,14 +46,14 @@ class CorpusFile:
     abspath: Path
 
 
-def _cfg_get(cfg, key, default=None):
-    if cfg is None:
-        return default
-    try:
-        v = cfg.get(key, default)
-    except AttributeError:
-        v = getattr(cfg, key, default)
-    return default if v is None else v
+def local_settings(local) -> LocalSearch:
+    """``verifier.local`` typed: a :class:`~testleak.settings.LocalSearch`, or its mapping as the
+    canary calibration (not converted yet) hands it to :func:`build_index`."""
+    return local if isinstance(local, LocalSearch) else typed({"verifier": {"local": local}}, "verifier.local")
+
+
+def _exclude(local: LocalSearch) -> list[dict]:
+    return [e.model_dump() for e in local.exclude]
 
 
 def excluded_by(name: str, exclude: Iterable) -> str | None:
@@ -116,14 +118,13 @@ def iter_dirs(dirs: Iterable[str | os.PathLike], extensions: Iterable[str]) -> I
                 yield CorpusFile(repo, path, p)
 
 
-def corpus_files(local_cfg) -> Iterator[CorpusFile]:
-    corpus = _cfg_get(local_cfg, "corpus", "site-packages")
-    exts = list(_cfg_get(local_cfg, "extensions", [".py"]))
+def corpus_files(local: LocalSearch) -> Iterator[CorpusFile]:
+    corpus, exts = local.corpus, list(local.extensions)
     if corpus == "site-packages":
-        yield from iter_site_packages(exts, _cfg_get(local_cfg, "exclude", []))
-        yield from iter_dirs(_cfg_get(local_cfg, "dirs", []), exts)
+        yield from iter_site_packages(exts, _exclude(local))
+        yield from iter_dirs(local.dirs, exts)
     elif corpus == "dirs":
-        dirs = list(_cfg_get(local_cfg, "dirs", []))
+        dirs = list(local.dirs)
         if not dirs:
             raise ConfigError("verifier.local.corpus is 'dirs' but verifier.local.dirs is empty: list the directories to index")
         yield from iter_dirs(dirs, exts)
@@ -150,17 +151,16 @@ def _read_text(raw: bytes, stats: dict) -> str:
         return raw.decode("utf-8", errors="replace")
 
 
-def select_corpus(local_cfg, files: Iterable[CorpusFile] | None = None,
+def select_corpus(local: LocalSearch, files: Iterable[CorpusFile] | None = None,
                   stats: dict | None = None) -> Iterator[CorpusDoc]:
     """The documents an index holds: the corpus files of ``verifier.local`` in their
     deterministic order, files over ``max_file_bytes`` skipped (GitHub indexes files under
     384 KB), stopped at ``max_files`` / ``max_bytes``. Every engine (FTS5 here, infini-gram
     in :mod:`.infinigram`) indexes exactly these documents, so their hit counts agree.
     ``stats`` (if given) is filled with files, bytes, repos, skipped and truncation counts."""
-    max_file = int(_cfg_get(local_cfg, "max_file_bytes", 393216))
-    max_files = int(_cfg_get(local_cfg, "max_files", 0)) or None
-    max_bytes = int(_cfg_get(local_cfg, "max_bytes", 0)) or None
-    files = corpus_files(local_cfg) if files is None else files
+    max_file = local.max_file_bytes
+    max_files, max_bytes = local.max_files or None, local.max_bytes or None     # 0: no limit
+    files = corpus_files(local) if files is None else files
     st = stats if stats is not None else {}
     st.update({"files": 0, "bytes": 0, "repos": 0, "skipped_large": 0, "skipped_unreadable": 0,
                "decode_errors": 0, "truncated": False})
@@ -220,13 +220,12 @@ def _insert_docs(con: sqlite3.Connection, docs: Iterable[CorpusDoc], compress: b
         flush()
 
 
-def corpus_manifest(local_cfg) -> dict:
+def corpus_manifest(local: LocalSearch) -> dict:
     """What the corpus is built from, for data/index/manifest.json: the installed distributions
     with their versions (corpus ``site-packages``), the installed ones the exclude list kept out
     (``excluded``: name, version, the pattern and why) with the list itself (``exclude``), and
     the configured directories."""
-    corpus = str(_cfg_get(local_cfg, "corpus", "site-packages"))
-    exclude = list(_cfg_get(local_cfg, "exclude", []))
+    corpus, exclude = local.corpus, _exclude(local)
     dists, excluded = [], []
     if corpus == "site-packages":
         every = sorted({((d.metadata["Name"] or "unknown"), d.version or "") for d in md.distributions()
@@ -241,7 +240,7 @@ def corpus_manifest(local_cfg) -> dict:
                 excluded.append({"name": n, "version": v, "pattern": pat, "why": why.get(pat)})
     return {"corpus": corpus, "distributions": dists, "excluded": excluded,
             "exclude": [{"name": n, "why": w} for n, w in _exclusions(exclude)],
-            "dirs": [str(d) for d in _cfg_get(local_cfg, "dirs", [])]}
+            "dirs": [str(d) for d in local.dirs]}
 
 
 def _remove_db(db: Path) -> None:
@@ -250,14 +249,14 @@ def _remove_db(db: Path) -> None:
         db.with_name(db.name + suffix).unlink(missing_ok=True)
 
 
-def build_index(local_cfg, out: str | os.PathLike, files: Iterable[CorpusFile] | None = None) -> dict:
+def build_index(local: LocalSearch, out: str | os.PathLike, files: Iterable[CorpusFile] | None = None) -> dict:
     """Build the index database at ``out`` (atomically) and return its build statistics.
 
     Config keys (``verifier.local``): corpus, dirs, extensions, case_sensitive,
     max_file_bytes, max_files, max_bytes, compress (document selection: :func:`select_corpus`).
     """
-    case = bool(_cfg_get(local_cfg, "case_sensitive", True))
-    compress = bool(_cfg_get(local_cfg, "compress", False))
+    local = local_settings(local)
+    case, compress = local.case_sensitive, local.compress
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
@@ -267,12 +266,12 @@ def build_index(local_cfg, out: str | os.PathLike, files: Iterable[CorpusFile] |
     stats: dict = {}
     try:
         _create_schema(con, case)
-        _insert_docs(con, select_corpus(local_cfg, files, stats), compress)
+        _insert_docs(con, select_corpus(local, files, stats), compress)
         con.execute("INSERT INTO grams(grams) VALUES ('optimize')")
         # No build time or absolute path in the database: the same corpus gives the same bytes,
         # so DVC skips the stages downstream of a rebuilt but unchanged index.
         meta = {"schema_version": SCHEMA_VERSION, "case_sensitive": case, "compress": compress,
-                "corpus": str(_cfg_get(local_cfg, "corpus", "site-packages")), "stats": stats}
+                "corpus": local.corpus, "stats": stats}
         con.executemany("INSERT INTO meta VALUES (?, ?)", [(k, json.dumps(v)) for k, v in meta.items()])
         con.commit()
         con.execute("VACUUM")

@@ -35,7 +35,8 @@ from typing import Iterable
 
 from ..errors import ConfigError, DataError
 from ..privacy import mask
-from .index import MIN_QUERY_CHARS, CorpusFile, _cfg_get, select_corpus
+from ..settings import LocalSearch
+from .index import MIN_QUERY_CHARS, CorpusFile, select_corpus
 
 SCHEMA_VERSION = 1
 MANIFEST = "testleak_index.json"
@@ -74,7 +75,7 @@ def _write_sidecars(d: Path) -> dict[int, str]:
     return names
 
 
-def build_infinigram(local_cfg, out: str | os.PathLike, files: Iterable[CorpusFile] | None = None, *,
+def build_infinigram(local: LocalSearch, out: str | os.PathLike, files: Iterable[CorpusFile] | None = None, *,
                      cpus: int | None = None, mem_gib: int | None = None, shards: int = 1) -> dict:
     """Build the infini-gram index directory ``out`` (atomically) over :func:`select_corpus`'s
     documents; return build statistics (files, bytes, repos, seconds, index_bytes).
@@ -87,7 +88,7 @@ def build_infinigram(local_cfg, out: str | os.PathLike, files: Iterable[CorpusFi
     except ImportError:
         raise ConfigError("verifier=infinigram needs the package infini-gram (pip install infini-gram==2.6.0; "
                           "bash scripts/bootstrap.sh installs it)") from None
-    case = bool(_cfg_get(local_cfg, "case_sensitive", True))
+    case = local.case_sensitive
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp_out = out.with_name(out.name + ".tmp")
@@ -99,7 +100,7 @@ def build_infinigram(local_cfg, out: str | os.PathLike, files: Iterable[CorpusFi
         data = work / "data"
         data.mkdir()
         with (data / "corpus.jsonl").open("w", encoding="utf-8") as f:
-            for d in select_corpus(local_cfg, files, stats):
+            for d in select_corpus(local, files, stats):
                 text = d.text if case else d.text.lower()
                 f.write(json.dumps({"text": text, "repo_id": d.repo_id, "repo": d.repo, "path": d.path},
                                    ensure_ascii=False) + "\n")
@@ -117,7 +118,7 @@ def build_infinigram(local_cfg, out: str | os.PathLike, files: Iterable[CorpusFi
             raise DataError(f"infini-gram indexing failed (exit {p.returncode}): {tail[0][:300]}")
         repos = _write_sidecars(tmp_out)
         manifest = {"schema_version": SCHEMA_VERSION, "engine": "infini-gram", "token_dtype": "u8",
-                    "case_sensitive": case, "corpus": str(_cfg_get(local_cfg, "corpus", "site-packages")),
+                    "case_sensitive": case, "corpus": local.corpus,
                     "repos": {str(k): v for k, v in sorted(repos.items())},
                     "stats": {k: stats[k] for k in sorted(stats)}}
         (tmp_out / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")

@@ -194,8 +194,9 @@ def verdict_problem(text: str) -> str | None:
 # ----------------------------------------------------------------------------- pipeline
 
 def judge_mode(verifier_cfg) -> str:
-    """``verifier.judge_mode`` (default ``both``); checked by the schema and by :func:`judge_candidates`."""
-    return (verifier_cfg or {}).get("judge_mode", "both")
+    """``verifier.judge_mode`` of a verifier section (a :class:`testleak.settings.Verifier` or
+    its mapping); checked by the schema and by :func:`judge_candidates`."""
+    return verifier_cfg.judge_mode if hasattr(verifier_cfg, "judge_mode") else verifier_cfg["judge_mode"]
 
 
 def _rules_verdict(c: Mapping) -> dict:

@@ -18,64 +18,68 @@ call failed are ``error`` too (not ``filtered``: a failure is never a judgement)
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable, Mapping
+from typing import Iterable
 
 from .. import registry
 from ..config import select
 from ..errors import DataError
 from ..privacy import mask
 from ..records import HIT_OUTCOMES
+from ..config import typed
+from ..settings import Window
 
 OUTCOMES = HIT_OUTCOMES   # the record vocabulary (testleak.records), checked by every reader
 
 
-def _open_local(verifier_cfg: Mapping, paths):
+# The openers read exactly the keys the verified stage declares (testleak/graph.py), typed.
+
+def _open_local(params, paths):
     from .index import LocalIndex
 
-    local = verifier_cfg.get("local") or {}
-    return LocalIndex(paths.corpus_index(verifier_cfg), max_hits_listed=int(local.get("max_hits_listed") or 100))
+    return LocalIndex(paths.corpus_index(typed(params, "verifier.index")),
+                      max_hits_listed=typed(params, "verifier.local.max_hits_listed"))
 
 
-def _open_infinigram(verifier_cfg: Mapping, paths):
+def _open_infinigram(params, paths):
     from .infinigram import InfiniGramIndex
 
-    local, ig = verifier_cfg.get("local") or {}, verifier_cfg.get("infinigram") or {}
-    return InfiniGramIndex(paths.corpus_index(verifier_cfg), max_hits_listed=int(local.get("max_hits_listed") or 100),
-                           max_docs_counted=int(ig.get("max_docs_counted") or 100_000))
+    return InfiniGramIndex(paths.corpus_index(typed(params, "verifier.index")),
+                           max_hits_listed=typed(params, "verifier.local.max_hits_listed"),
+                           max_docs_counted=typed(params, "verifier.infinigram.max_docs_counted"))
 
 
-def _open_github(verifier_cfg: Mapping, paths):
+def _open_github(params, paths):
     from .github import GitHubSearch
 
-    gh = dict(verifier_cfg.get("github") or {})
-    gh.setdefault("min_query_chars", verifier_cfg.get("min_query_chars", 3))
-    return GitHubSearch(gh, paths.search_cache, log_path=paths.logs / "search_calls.jsonl")
+    return GitHubSearch(typed(params, "verifier.github"), paths.search_cache,
+                        min_query_chars=typed(params, "verifier.min_query_chars"), log_path=paths.logs / "search_calls.jsonl")
 
 
-#: The opener of each backend of :data:`testleak.registry.BACKENDS`: ``open(verifier_cfg, paths)``.
+#: The opener of each backend of :data:`testleak.registry.BACKENDS`: ``open(params, paths)``.
 BACKENDS = {"local": _open_local, "infinigram": _open_infinigram, "github": _open_github}
 assert set(BACKENDS) == set(registry.BACKENDS), "testleak/registry.py BACKENDS and verify.search.BACKENDS differ"
 
 
-def open_backend(verifier_cfg: Mapping, paths):
-    """The search backend named by ``verifier.backend`` (a name of :data:`testleak.registry.BACKENDS`)."""
-    name = select(verifier_cfg, verifier_cfg.get("backend", "local"), list(registry.BACKENDS), "verifier.backend")
-    return BACKENDS[name](verifier_cfg, paths)
+def open_backend(params, paths):
+    """The search backend named by ``verifier.backend`` of the composed ``params`` (a name of
+    :data:`testleak.registry.BACKENDS`)."""
+    name = typed(params, "verifier.backend")
+    return BACKENDS[select(params, name, list(registry.BACKENDS), "verifier.backend")](params, paths)
 
 
-def build_corpus_index(verifier_cfg: Mapping, paths) -> dict:
+def build_corpus_index(params, paths) -> dict:
     """Build the index the configured backend searches, at ``verifier.index``: an infini-gram
     suffix array for ``infinigram``, else the FTS5 trigram database (``local``; ``github``
     keeps one for the canary absence checks). Both index :func:`.index.select_corpus`'s
     documents. Returns counts plus ``engine``, ``index_bytes``, ``index_over_corpus`` and
     ``seconds`` (the caller keeps timings out of DVC-hashed files)."""
-    local = verifier_cfg.get("local") or {}
-    out = paths.corpus_index(verifier_cfg)
-    if verifier_cfg.get("backend") == "infinigram":
+    local = typed(params, "verifier.local")
+    out = paths.corpus_index(typed(params, "verifier.index"))
+    if typed(params, "verifier.backend") == "infinigram":
         from .infinigram import build_infinigram
 
-        ig = verifier_cfg.get("infinigram") or {}
-        stats = build_infinigram(local, out, shards=int(ig.get("shards") or 1), mem_gib=int(ig.get("mem_gib") or 4))
+        ig = typed(params, "verifier.infinigram")
+        stats = build_infinigram(local, out, shards=ig.shards, mem_gib=ig.mem_gib)
         stats["engine"] = "infini-gram"
     else:
         from .index import build_index
@@ -86,14 +90,14 @@ def build_corpus_index(verifier_cfg: Mapping, paths) -> dict:
     return stats
 
 
-def window_outcome(k: int | None, window: Mapping) -> str:
-    lo, hi = int(window.get("min", 1)), int(window.get("max", 100))
+def window_outcome(k: int | None, window: Window) -> str:
+    lo, hi = window.min, window.max
     if k is None:
         return "unverifiable"
     return "in_window" if lo <= k <= hi else "out_of_window"
 
 
-def verify_candidates(verdicts: Iterable[dict], candidates: Iterable[dict], backend, window: Mapping,
+def verify_candidates(verdicts: Iterable[dict], candidates: Iterable[dict], backend, window: Window,
                       backend_name: str) -> list[dict]:
     """Hit records (schema ``hit/1``), one per verdict, in verdict order."""
     by_id = {c["id"]: c for c in candidates}
