@@ -84,7 +84,7 @@ LEXICON_GAPS = [
     ("python", 'medical_observations = "mild fever"', [("mild fever", "medical_record")]),
     ("python", 'clinical_notes = "no known allergies"', [("no known allergies", "medical_record")]),
     ("python", 'lab = "Room 12"', []),  # a domain word alone names nothing
-    ("python", 'pasword = "hunter22"', [("hunter22", "password")]),
+    ("python", 'pasword = "kestrel4x9"', [("kestrel4x9", "password")]),
     ("java", 'String adress = "221B Baker Street";', [("221B Baker Street", "address")]),
     ("python", 'parts = "Wheel Axle"', []),  # one letter from `party`, a common word: not a typo
     ("python", 'passed = "yes it did"', []),
@@ -184,7 +184,7 @@ def test_a_symbol_run_is_no_format_string(tax):
 QUALIFIED_KEYS = [
     ("csharp", 'string userIdWithSpaces = " a123";', [(" a123", "username")]),
     ("java", 'String emailWithoutAt = "bob.example.com";', [("bob.example.com", "email")]),
-    ("python", 'password_for_admin = "hunter22"', [("hunter22", "password")]),
+    ("python", 'password_for_admin = "kestrel4x9"', [("kestrel4x9", "password")]),
     ("python", 'name_with_suffix = "weights.bin"', []),  # a bare name stays ambiguous
 ]
 
