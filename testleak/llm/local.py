@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from typing import Iterator, Mapping
 
 import requests
+from pydantic import BaseModel, ValidationError
 
 from ..errors import LLMError, ModelNotInstalledError
 from ..settings import Server
@@ -293,20 +294,24 @@ class _Shared:
 SHARED = _Shared()
 
 
-def server_settings(model_cfg: Mapping) -> Server:
-    """The ``server`` section of a local model config, typed (:class:`testleak.settings.Server`);
-    a missing or bad section is one line naming the model's config file."""
-    from pydantic import ValidationError
-
+def model_section(model_cfg: Mapping, key: str, schema: type[BaseModel]):
+    """Section ``key`` of a model config (``server``, ``limits``) typed by ``schema``, its model of
+    :mod:`testleak.settings` (which holds the section's defaults and ranges); a missing or bad
+    section is one line naming the model's config file."""
     from ..errors import ConfigError
     from ..settings.messages import error_lines
 
-    name, sc = model_cfg.get("name"), model_cfg.get("server")
-    data = dict(sc) if isinstance(sc, Mapping) else sc
+    name, sec = model_cfg.get("name"), model_cfg.get(key)
+    data = dict(sec) if isinstance(sec, Mapping) else sec
     try:
-        return Server.model_validate(data, strict=True)
+        return schema.model_validate(data, strict=True)
     except ValidationError as e:
-        raise ConfigError("; ".join(error_lines(e, data, ["server"], lambda k: f"conf/model/{name}.yaml"))) from None
+        raise ConfigError("; ".join(error_lines(e, data, [key], lambda k: f"conf/model/{name}.yaml"))) from None
+
+
+def server_settings(model_cfg: Mapping) -> Server:
+    """The ``server`` section of a local model config, typed (:class:`testleak.settings.Server`)."""
+    return model_section(model_cfg, "server", Server)
 
 
 def numerics(server: Server) -> dict:
