@@ -22,7 +22,6 @@ NOT_CONVERTED = {
     "testleak/extract/": "not yet converted",
     "testleak/plan.py": "not yet converted",
     "testleak/graph.py": "not yet converted",
-    "testleak/cli.py": "not yet converted",
 }
 
 #: (module, key) -> why the read is not a config default.
