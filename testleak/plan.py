@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from . import methods, pipeline
-from .config import run_model, run_protocol, run_spec
+from .config import run_model, run_spec
 from .equalcost import MATCH_OURS, ResponseBudget, run_budget
 from .elicit import generate_questions
 from .elicit.questions import generic_questions, question_prompt
@@ -53,7 +53,7 @@ from .llm.gateway import Gateway
 from .llm.records import Completion
 from .paths import Paths
 from .taxonomy import Taxonomy
-from .verify.judge import build_prompt, judge_mode, load_fragments, pick_examples
+from .verify.judge import build_prompt, load_fragments, pick_examples
 
 STANDIN_VALUE = "x" * 20            # judge prompts: a candidate value of typical length
 RESPONSE_PURPOSES = ("test turn", "codexleaks prompts", "codebreaker prompts")
@@ -206,7 +206,7 @@ class _Planner:
         self.notes: list[str] = []
         self.questions: list[dict] = []              # set by plan_questions
         self.attrs_of: dict[str, list[str]] = {}     # question text -> its attributes (for synth)
-        self.mode, self.judge_prompt, self.judge_comp, self.judge_basis = None, 0.0, 0, ""  # by estimate_judge
+        self.judge_prompt, self.judge_comp, self.judge_basis = 0.0, 0, ""  # by estimate_judge
 
     def plan_questions(self) -> None:
         """The questions stage (once per experiment); a question not yet generated is stood in for by
@@ -236,12 +236,10 @@ class _Planner:
         return "x" * (tokens * 4)
 
     def estimate_judge(self) -> None:
-        """The judge mode and one judge call's tokens: the mean prompt over the experiment's
-        attributes (few-shot examples from the prior library) and the completion from the call log."""
+        """One judge call's tokens: the mean prompt over the experiment's attributes (few-shot
+        examples from the prior library) and the completion from the call log."""
         params, tax = self.params, self.tax
-        ver = params.get("verifier") or {}
-        self.mode = judge_mode(ver)
-        jcfg = ver.get("judge") or {}
+        jcfg = (params.get("verifier") or {}).get("judge") or {}
         fragments = load_fragments(self.paths.library((params.get("library") or {}).get("prior") or "prior"))
         with closing(Gateway(params["judge"], cache_dir=self.cache, log_path=None)) as jgw:
             judge_max = jgw.sampling(jcfg.get("sampling") or {}).get("max_tokens")
@@ -307,15 +305,14 @@ class _Planner:
         confirmed@RUN judges instead under review policy auto. Returns the judge calls."""
         params, total = self.params, 0
         responses_n = round(sum(r["status"] == "ok" for r in recs) * scale)   # scale: see _run_budget
-        if self.mode != "rules" and run_protocol(params, run) == "published" and (params.get("review") or {}).get(
-                "policy", "auto") == "auto":
+        if pipeline.review_asks_judge(params, run):
             per = self.history.ratio(("confirmed", "judge"), ("responses", RESPONSE_PURPOSES), run)
             calls, basis = ((round(responses_n * per[0]), f"estimate: review judge calls per response {per[1]}")
                             if per is not None else
                             (responses_n, "estimate without call log: one in-window candidate per answered response"))
             total += calls
             self.rows.append(self._judge_row("confirmed", run, calls, basis))
-        if self.mode == "rules" or run_protocol(params, run) == "published":
+        if not pipeline.judged_asks_judge(params, run):
             return total
         per = self.history.ratio(("judged", "judge"), ("responses", RESPONSE_PURPOSES), run)
         if per is not None:
