@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from . import methods, pipeline
-from .config import run_model, run_spec
+from .config import run_model, run_spec, typed
 from .equalcost import MATCH_OURS, ResponseBudget, run_budget
 from .elicit import generate_questions
 from .elicit.questions import generic_questions, question_prompt
@@ -182,7 +182,7 @@ def _run_budget(params: Mapping, run: str, paths: Paths, rows: list[dict], notes
         return run_budget(params, run, paths.root), 1.0
     planned = sum(r["completion_tokens"] for r in rows if r["stage"] == "responses" and r["run"] == b["reference"])
     method = settings.method
-    max_tokens = ((params.get("baselines") or {}).get(method) or {}).get("sampling", {}).get("max_tokens")
+    max_tokens = typed(params, f"baselines.{method}.sampling.max_tokens")
     per, basis = history.completion(run_model(params, run)["name"], f"{method} prompts", max_tokens)
     need = min(int(b["max_responses"]), max(1, math.ceil(planned / max(1, per))))
     sample = min(need, SAMPLE_RESPONSES)
@@ -237,16 +237,17 @@ class _Planner:
 
     def estimate_judge(self) -> None:
         """One judge call's tokens: the mean prompt over the experiment's attributes (few-shot
-        examples from the prior library) and the completion from the call log."""
+        examples from the prior library, as the judged stage picks them) and the completion from
+        the call log."""
         params, tax = self.params, self.tax
-        jcfg = (params.get("verifier") or {}).get("judge") or {}
-        fragments = load_fragments(self.paths.library((params.get("library") or {}).get("prior") or "prior"))
+        jcfg, seed = typed(params, "verifier.judge"), typed(params, "seed")
+        fragments = load_fragments(self.paths.library(typed(params, "library.prior")))
         with closing(Gateway(params["judge"], cache_dir=self.cache, log_path=None)) as jgw:
-            judge_max = jgw.sampling(jcfg.get("sampling") or {}).get("max_tokens")
+            judge_max = jgw.sampling(jcfg.sampling.model_dump(exclude_unset=True)).get("max_tokens")
         attrs = sorted({a for s in self.exp["scenarios"] for a in tax.scenario(s).attributes})
         self.judge_prompt = sum(estimate_prompt_tokens(build_prompt(
             STANDIN_VALUE, a, tax.attribute(a).label, tax.attribute(a).description,
-            pick_examples(fragments, a, int(jcfg.get("examples", 3)), int(params.get("seed", 0))))) for a in attrs) / len(attrs)
+            pick_examples(fragments, a, jcfg.examples, seed))) for a in attrs) / len(attrs)
         self.judge_comp, self.judge_basis = self.history.completion(params["judge"]["name"], "judge", judge_max)
 
     def plan_run(self, run: str) -> int:
@@ -264,7 +265,7 @@ class _Planner:
         if not lp.exists():
             self.notes.append(f"responses@{run}: its library {settings.library} does not exist yet: hints sized "
                               f"from the prior library")
-            lp = self.paths.library((self.params.get("library") or {}).get("prior") or "prior")
+            lp = self.paths.library(typed(self.params, "library.prior"))
         return load_library(lp)
 
     def plan_responses(self, run: str, settings, m, library) -> tuple[list[dict], float]:
@@ -347,20 +348,21 @@ def _model_costs(params: Mapping, rows: list[dict]) -> dict[str, dict]:
     return models
 
 
-def _search_plan(ver: Mapping, judged_total: int, env: Mapping[str, str]) -> dict:
-    """GitHub search requests (an upper bound) and their minimum wall time at the rate limit."""
-    search = {"backend": ver.get("backend"), "requests": 0}
-    if ver.get("backend") == "github":
-        gh = ver.get("github") or {}
-        tokens = sum(1 for e in gh.get("token_envs") or [] if env.get(e))
-        rpm = float(gh.get("requests_per_minute") or 10)
-        pages = int(gh.get("max_pages") or 1)
+def _search_plan(params: Mapping, judged_total: int, env: Mapping[str, str]) -> dict:
+    """GitHub search requests (an upper bound) and their minimum wall time at the rate limit
+    (``verifier.github``)."""
+    backend = typed(params, "verifier.backend")
+    search = {"backend": backend, "requests": 0}
+    if backend == "github":
+        gh = typed(params, "verifier.github")
+        tokens = sum(1 for e in gh.token_envs if env.get(e))
+        rpm, pages = gh.requests_per_minute, gh.max_pages
         req = judged_total * pages
         search.update({"requests": req, "tokens": max(1, tokens), "requests_per_minute_per_token": rpm,
                        "min_wall_minutes": round(req / (rpm * max(1, tokens)), 1),
                        "basis": f"upper bound: every judged candidate kept and searched, {pages} page(s) each; cached "
                                 f"searches are not sent" + ("" if tokens else f"; no token set in "
-                                f"{', '.join(gh.get('token_envs') or [])}: 1 assumed")})
+                                f"{', '.join(gh.token_envs)}: 1 assumed")})
     return search
 
 
@@ -380,10 +382,10 @@ def plan(params: Mapping, paths: Paths | None = None, env: Mapping[str, str] | N
     p.estimate_judge()
     judged_total = sum(p.plan_run(run) for run in p.exp.get("runs") or {})
     models = _model_costs(params, p.rows)
-    search = _search_plan(params.get("verifier") or {}, judged_total, env)
+    search = _search_plan(params, judged_total, env)
     exp = p.exp
     return {"experiment": exp["name"], "runs": list(exp.get("runs") or {}), "rows": p.rows, "models": models,
-            "search": search, "total": _total(p.rows, models), "budget": dict(params.get("budget") or {}),
+            "search": search, "total": _total(p.rows, models), "budget": typed(params, "budget").model_dump(),
             "notes": p.notes}
 
 
