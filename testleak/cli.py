@@ -74,19 +74,17 @@ def _cmd_models(args) -> int:
 
 def _cmd_serve(args) -> int:
     from .config import compose_dict, load_params
-    from .llm.local import LocalServer, ensure_model
+    from .llm.local import LocalServer, ensure_model, server_settings
     from .paths import Paths
 
     cfg = compose_dict([f"model={args.model}"])["model"] if args.model else load_params()["model"]
     if cfg.get("provider") != "local":
         print(f"model {cfg['name']} is hosted, not served locally", file=sys.stderr)
         return 2
-    sc = dict(cfg["server"])
-    if args.parallel:
-        sc["n_parallel"] = args.parallel
+    flags = {"n_parallel": args.parallel, "n_threads": args.threads}
+    sc = server_settings(cfg).model_copy(update={k: v for k, v in flags.items() if v is not None})
     path = ensure_model(cfg, Paths().models)
-    with LocalServer(path, n_ctx=sc["n_ctx"], n_parallel=sc["n_parallel"], n_threads=args.threads or sc["n_threads"],
-                     cache_prompt=sc["cache_prompt"], alias=cfg.get("api_model")) as server:
+    with LocalServer(path, sc, alias=cfg.get("api_model")) as server:
         print(server.base_url, flush=True)
         try:
             while True:
@@ -173,11 +171,22 @@ def _add_dvc_yaml(sub) -> None:
     p.set_defaults(func=_cmd_dvc_yaml)
 
 
+def _positive(text: str) -> int:
+    """An integer >= 1 (the range of ``server.n_parallel`` and ``server.n_threads``)."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected an integer >= 1")
+    return n
+
+
 def _add_serve(sub) -> None:
     p = sub.add_parser("serve", help="serve a local model on 127.0.0.1 (prints its OpenAI base URL) until interrupted")
     p.add_argument("--model", help="local model config name; default: params.yaml's model")
-    p.add_argument("--parallel", type=int, help="slots (concurrent requests)")
-    p.add_argument("--threads", type=int, help="CPU threads")
+    p.add_argument("--parallel", type=_positive, help="slots (concurrent requests); default: the model's server.n_parallel")
+    p.add_argument("--threads", type=_positive, help="CPU threads; default: the model's server.n_threads")
     p.set_defaults(func=_cmd_serve)
 
 

@@ -109,16 +109,28 @@ def review_labels(params: Mapping, paths: Paths) -> list[dict]:
     return read_labels(p)
 
 
+def judge_mode(params: Mapping) -> str:
+    """``verifier.judge_mode`` (rules | judge | both, :func:`testleak.verify.judge.judge_candidates`):
+    the one read of the mode; whether a stage asks the judge LLM (:func:`judged_asks_judge`,
+    :func:`review_asks_judge`, also for `testleak plan`) and how it judges follow from it."""
+    return typed(params, "verifier.judge_mode")
+
+
+def judged_asks_judge(params: Mapping, run: str | None) -> bool:
+    """Whether the judged stage of ``run`` asks the judge LLM: the judge mode is not ``rules`` and
+    the run is not a baseline verified as published (its own filter)."""
+    return judge_mode(params) != "rules" and not (run is not None and run_protocol(params, run) == "published")
+
+
 @contextmanager
 def judge_gateway(params: Mapping, paths: Paths, run: str | None = None, stage: str = "judged") -> Iterator[Any]:
     """The judge LLM's gateway (its calls logged for ``stage`` of ``run``), or None when the
-    stage asks no judge: ``verifier.judge_mode`` is ``rules``; at ``judged``, a baseline verified
-    as published (its own filter); at ``confirmed``, unless :func:`review_asks_judge`."""
+    stage asks no judge: at ``judged``, unless :func:`judged_asks_judge`; at ``confirmed``,
+    unless :func:`review_asks_judge`."""
     if stage == "confirmed":
         asks = run is not None and review_asks_judge(params, run)
     else:
-        asks = typed(params, "verifier.judge_mode") != "rules" and not (
-            run is not None and run_protocol(params, run) == "published")
+        asks = judged_asks_judge(params, run)
     if not asks:
         with nullcontext(None) as gw:
             yield gw
@@ -137,7 +149,7 @@ def review_judges_here(params: Mapping, run: str) -> bool:
 def review_asks_judge(params: Mapping, run: str) -> bool:
     """Whether the confirmed stage asks the judge LLM (:func:`review_judges_here`, and
     ``verifier.judge_mode`` is not ``rules``)."""
-    return review_judges_here(params, run) and typed(params, "verifier.judge_mode") != "rules"
+    return review_judges_here(params, run) and judge_mode(params) != "rules"
 
 
 # ------------------------------------------------------------------------------- the stages
@@ -211,7 +223,7 @@ def candidates(params: Mapping, run: str, responses: Iterable[dict], models_dir=
     # ours and shared: under judge-only no placeholder rule runs
     published = proto == "published" and own is not None
     cands, withheld = withhold(cands, Taxonomy.from_config(params),
-                               placeholders=published or typed(params, "verifier.judge_mode") != "judge")
+                               placeholders=published or judge_mode(params) != "judge")
     return cands, {"run": run, "protocol": proto, **stats, "cap": cap, **echoes, **withheld}
 
 
@@ -252,7 +264,7 @@ def judged(params: Mapping, run: str, candidates: Iterable[dict], gateway, fragm
 def _judge(params: Mapping, run: str, candidates: Iterable[dict], gateway, fragments: Mapping) -> tuple[list[dict], str]:
     """Format rules and/or the judge LLM as ``verifier`` configures them: the judged step of the
     shared chain and the automatic reviewer of every method (:func:`confirmed`)."""
-    mode, jcfg = typed(params, "verifier.judge_mode"), typed(params, "verifier.judge")
+    mode, jcfg = judge_mode(params), typed(params, "verifier.judge")
     verdicts = judge_candidates(candidates, Taxonomy.from_config(params), mode=mode, gateway=gateway,
                                 fragments=fragments, n_examples=jcfg.examples, seed=typed(params, "seed"),
                                 sampling=jcfg.sampling.model_dump(exclude_unset=True), run=run)

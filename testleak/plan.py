@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from . import methods, pipeline
-from .config import run_model, run_protocol, run_spec
+from .config import run_model, run_spec, typed
 from .equalcost import MATCH_OURS, ResponseBudget, run_budget
 from .elicit import generate_questions
 from .elicit.questions import generic_questions, question_prompt
@@ -53,7 +53,7 @@ from .llm.gateway import Gateway
 from .llm.records import Completion
 from .paths import Paths
 from .taxonomy import Taxonomy
-from .verify.judge import build_prompt, judge_mode, load_fragments, pick_examples
+from .verify.judge import build_prompt, load_fragments, pick_examples
 
 STANDIN_VALUE = "x" * 20            # judge prompts: a candidate value of typical length
 RESPONSE_PURPOSES = ("test turn", "codexleaks prompts", "codebreaker prompts")
@@ -182,7 +182,7 @@ def _run_budget(params: Mapping, run: str, paths: Paths, rows: list[dict], notes
         return run_budget(params, run, paths.root), 1.0
     planned = sum(r["completion_tokens"] for r in rows if r["stage"] == "responses" and r["run"] == b["reference"])
     method = settings.method
-    max_tokens = ((params.get("baselines") or {}).get(method) or {}).get("sampling", {}).get("max_tokens")
+    max_tokens = typed(params, f"baselines.{method}.sampling.max_tokens")
     per, basis = history.completion(run_model(params, run)["name"], f"{method} prompts", max_tokens)
     need = min(int(b["max_responses"]), max(1, math.ceil(planned / max(1, per))))
     sample = min(need, SAMPLE_RESPONSES)
@@ -206,7 +206,7 @@ class _Planner:
         self.notes: list[str] = []
         self.questions: list[dict] = []              # set by plan_questions
         self.attrs_of: dict[str, list[str]] = {}     # question text -> its attributes (for synth)
-        self.mode, self.judge_prompt, self.judge_comp, self.judge_basis = None, 0.0, 0, ""  # by estimate_judge
+        self.judge_prompt, self.judge_comp, self.judge_basis = 0.0, 0, ""  # by estimate_judge
 
     def plan_questions(self) -> None:
         """The questions stage (once per experiment); a question not yet generated is stood in for by
@@ -236,19 +236,18 @@ class _Planner:
         return "x" * (tokens * 4)
 
     def estimate_judge(self) -> None:
-        """The judge mode and one judge call's tokens: the mean prompt over the experiment's
-        attributes (few-shot examples from the prior library) and the completion from the call log."""
+        """One judge call's tokens: the mean prompt over the experiment's attributes (few-shot
+        examples from the prior library, as the judged stage picks them) and the completion from
+        the call log."""
         params, tax = self.params, self.tax
-        ver = params.get("verifier") or {}
-        self.mode = judge_mode(ver)
-        jcfg = ver.get("judge") or {}
-        fragments = load_fragments(self.paths.library((params.get("library") or {}).get("prior") or "prior"))
+        jcfg, seed = typed(params, "verifier.judge"), typed(params, "seed")
+        fragments = load_fragments(self.paths.library(typed(params, "library.prior")))
         with closing(Gateway(params["judge"], cache_dir=self.cache, log_path=None)) as jgw:
-            judge_max = jgw.sampling(jcfg.get("sampling") or {}).get("max_tokens")
+            judge_max = jgw.sampling(jcfg.sampling.model_dump(exclude_unset=True)).get("max_tokens")
         attrs = sorted({a for s in self.exp["scenarios"] for a in tax.scenario(s).attributes})
         self.judge_prompt = sum(estimate_prompt_tokens(build_prompt(
             STANDIN_VALUE, a, tax.attribute(a).label, tax.attribute(a).description,
-            pick_examples(fragments, a, int(jcfg.get("examples", 3)), int(params.get("seed", 0))))) for a in attrs) / len(attrs)
+            pick_examples(fragments, a, jcfg.examples, seed))) for a in attrs) / len(attrs)
         self.judge_comp, self.judge_basis = self.history.completion(params["judge"]["name"], "judge", judge_max)
 
     def plan_run(self, run: str) -> int:
@@ -266,7 +265,7 @@ class _Planner:
         if not lp.exists():
             self.notes.append(f"responses@{run}: its library {settings.library} does not exist yet: hints sized "
                               f"from the prior library")
-            lp = self.paths.library((self.params.get("library") or {}).get("prior") or "prior")
+            lp = self.paths.library(typed(self.params, "library.prior"))
         return load_library(lp)
 
     def plan_responses(self, run: str, settings, m, library) -> tuple[list[dict], float]:
@@ -307,15 +306,14 @@ class _Planner:
         confirmed@RUN judges instead under review policy auto. Returns the judge calls."""
         params, total = self.params, 0
         responses_n = round(sum(r["status"] == "ok" for r in recs) * scale)   # scale: see _run_budget
-        if self.mode != "rules" and run_protocol(params, run) == "published" and (params.get("review") or {}).get(
-                "policy", "auto") == "auto":
+        if pipeline.review_asks_judge(params, run):
             per = self.history.ratio(("confirmed", "judge"), ("responses", RESPONSE_PURPOSES), run)
             calls, basis = ((round(responses_n * per[0]), f"estimate: review judge calls per response {per[1]}")
                             if per is not None else
                             (responses_n, "estimate without call log: one in-window candidate per answered response"))
             total += calls
             self.rows.append(self._judge_row("confirmed", run, calls, basis))
-        if self.mode == "rules" or run_protocol(params, run) == "published":
+        if not pipeline.judged_asks_judge(params, run):
             return total
         per = self.history.ratio(("judged", "judge"), ("responses", RESPONSE_PURPOSES), run)
         if per is not None:
@@ -350,20 +348,21 @@ def _model_costs(params: Mapping, rows: list[dict]) -> dict[str, dict]:
     return models
 
 
-def _search_plan(ver: Mapping, judged_total: int, env: Mapping[str, str]) -> dict:
-    """GitHub search requests (an upper bound) and their minimum wall time at the rate limit."""
-    search = {"backend": ver.get("backend"), "requests": 0}
-    if ver.get("backend") == "github":
-        gh = ver.get("github") or {}
-        tokens = sum(1 for e in gh.get("token_envs") or [] if env.get(e))
-        rpm = float(gh.get("requests_per_minute") or 10)
-        pages = int(gh.get("max_pages") or 1)
+def _search_plan(params: Mapping, judged_total: int, env: Mapping[str, str]) -> dict:
+    """GitHub search requests (an upper bound) and their minimum wall time at the rate limit
+    (``verifier.github``)."""
+    backend = typed(params, "verifier.backend")
+    search = {"backend": backend, "requests": 0}
+    if backend == "github":
+        gh = typed(params, "verifier.github")
+        tokens = sum(1 for e in gh.token_envs if env.get(e))
+        rpm, pages = gh.requests_per_minute, gh.max_pages
         req = judged_total * pages
         search.update({"requests": req, "tokens": max(1, tokens), "requests_per_minute_per_token": rpm,
                        "min_wall_minutes": round(req / (rpm * max(1, tokens)), 1),
                        "basis": f"upper bound: every judged candidate kept and searched, {pages} page(s) each; cached "
                                 f"searches are not sent" + ("" if tokens else f"; no token set in "
-                                f"{', '.join(gh.get('token_envs') or [])}: 1 assumed")})
+                                f"{', '.join(gh.token_envs)}: 1 assumed")})
     return search
 
 
@@ -383,10 +382,10 @@ def plan(params: Mapping, paths: Paths | None = None, env: Mapping[str, str] | N
     p.estimate_judge()
     judged_total = sum(p.plan_run(run) for run in p.exp.get("runs") or {})
     models = _model_costs(params, p.rows)
-    search = _search_plan(params.get("verifier") or {}, judged_total, env)
+    search = _search_plan(params, judged_total, env)
     exp = p.exp
     return {"experiment": exp["name"], "runs": list(exp.get("runs") or {}), "rows": p.rows, "models": models,
-            "search": search, "total": _total(p.rows, models), "budget": dict(params.get("budget") or {}),
+            "search": search, "total": _total(p.rows, models), "budget": typed(params, "budget").model_dump(),
             "notes": p.notes}
 
 

@@ -29,6 +29,25 @@ MODES = ("empty", "whitespace", "non_verdict", "surrogate", "oversized", "trunca
 OVERSIZED_LINE = 'assert send_mail("lena.voigt@mailbox.org")\n'
 
 
+def model_config(base_url: str | None, *, name: str = "fake", key_env: str | None = "FAKE_OPENAI_KEY",
+                 sampling: dict | None = None, limits: dict | None = None, check: bool = True, **fields) -> dict:
+    """A complete config of a hosted model at ``base_url`` (this fake endpoint), as a composed
+    config gives it to the gateway: ``sampling`` and ``limits`` update those sections, other
+    keywords replace fields. Checked against the schema (:class:`testleak.settings.LLM`) unless
+    ``check`` is false (a test of the gateway's own checks)."""
+    from testleak.settings import LLM
+
+    cfg = {"name": name, "family": "gpt", "provider": "openai", "api_model": "fake-model", "base_url": base_url,
+           "base_url_env": None, "api_key_env": key_env, "gguf": None, "server": None,
+           "sampling": {"temperature": 0.5, "max_tokens": 16, "extra_body": {}, **(sampling or {})},
+           "limits": {"concurrency": 1, "requests_per_minute": None, "tokens_per_minute": None, "timeout": 5,
+                      "max_retries": 0, "deadline": 600, **(limits or {})},
+           "price": None, **fields}
+    if check:
+        LLM.model_validate(cfg, strict=True)
+    return cfg
+
+
 def completion_body(text: str, model: str = "fake-model", prompt_tokens: int = 7, completion_tokens: int = 3,
                     logprobs: list[float] | None = None, finish_reason: str = "stop") -> dict:
     choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish_reason}

@@ -17,7 +17,7 @@ from testleak.errors import ConfigError
 from testleak.llm import open_gateway
 from testleak.llm.budget import Meter, cost_usd, estimate_prompt_tokens
 from testleak.records import read_jsonl, write_jsonl
-from tests.fake_openai import FakeOpenAI
+from tests.fake_openai import FakeOpenAI, model_config
 from tests.project import env_for, make_project, shared_cache
 from tests.test_stages import fake_model, project, use_model  # noqa: F401  (the fixture of a tiny project)
 
@@ -111,11 +111,10 @@ def test_usd_cap_counts_other_stages_of_the_experiment(tmp_path):
     """The ledger: what an earlier stage of the same experiment spent counts against the cap;
     another experiment's spend does not."""
     price = {"prompt_usd_per_1m": 1000.0, "completion_usd_per_1m": 1000.0}   # 1 token = $0.001
-    cfg = {"name": "fake", "provider": "openai", "api_model": "m", "base_url": None, "api_key_env": "FAKE_KEY",
-           "sampling": {"max_tokens": 5}, "limits": {"concurrency": 1, "max_retries": 0, "timeout": 10}, "price": price}
     msgs = lambda i: [{"role": "user", "content": f"question number {i:04d}"}]  # noqa: E731
     with FakeOpenAI() as srv:
-        cfg["base_url"] = srv.base_url
+        cfg = model_config(srv.base_url, key_env="FAKE_KEY", api_model="m", sampling={"temperature": None, "max_tokens": 5},
+                           limits={"timeout": 10}, price=price)
         import os
 
         os.environ["FAKE_KEY"] = "sk-fake"

@@ -15,7 +15,7 @@ from testleak.elicit import (ElicitSettings, detect_refusal, elicit, extract_cod
 from testleak.elicit.prompts import code_prompt, prompt_text
 from testleak.errors import ConfigError
 from testleak.llm import Gateway
-from tests.fake_openai import FakeOpenAI, completion_body
+from tests.fake_openai import FakeOpenAI, completion_body, model_config
 
 # --------------------------------------------------------------------------- list parsing
 LISTS = [
@@ -328,10 +328,7 @@ def test_test_messages_and_prompt_text(taxonomy):
 # --------------------------------------------------------------------------- flow over a local server
 def _gateway(tmp_path, srv, monkeypatch, name="fake"):
     monkeypatch.setenv("FAKE_OPENAI_KEY", "sk-test")
-    cfg = {"name": name, "provider": "openai", "api_model": "fake-model", "base_url": srv.base_url,
-           "api_key_env": "FAKE_OPENAI_KEY", "sampling": {"temperature": 0.5, "max_tokens": 64, "extra_body": {}},
-           "limits": {"concurrency": 1, "requests_per_minute": None, "tokens_per_minute": None, "timeout": 5,
-                      "max_retries": 0}}
+    cfg = model_config(srv.base_url, name=name, sampling={"max_tokens": 64})
     return Gateway(cfg, cache_dir=tmp_path / "cache", log_path=tmp_path / "calls.jsonl", backoff_base=0.01,
                    backoff_max=0.02)
 

@@ -12,20 +12,19 @@ from testleak.errors import AuthError, ConfigError, LLMError
 from testleak.llm import ChatRequest, Gateway, open_gateway
 from testleak.net import RateLimiter
 from testleak.verify.judge import parse_verdict, verdict_problem
-from tests.fake_openai import FakeOpenAI, completion_body
+from tests.fake_openai import FakeOpenAI, completion_body, model_config
 from tests.loopback import closed_port
 
 MSG = [{"role": "user", "content": "hello"}]
 
 
 def make_gateway(tmp_path, base_url, *, env="FAKE_OPENAI_KEY", retries=3, timeout=5.0, concurrency=1, rpm=None,
-                 tpm=None, monkeypatch=None, **limits):
+                 tpm=None, monkeypatch=None, fields=None, check=True, **limits):
     if monkeypatch is not None:
         monkeypatch.setenv(env, "sk-test")
-    cfg = {"name": "fake", "provider": "openai", "api_model": "fake-model", "base_url": base_url,
-           "api_key_env": env, "sampling": {"temperature": 0.5, "max_tokens": 16, "extra_body": {}},
-           "limits": {"concurrency": concurrency, "requests_per_minute": rpm, "tokens_per_minute": tpm,
-                      "timeout": timeout, "max_retries": retries, **limits}}
+    cfg = model_config(base_url, key_env=env, check=check, **(fields or {}),
+                       limits={"concurrency": concurrency, "requests_per_minute": rpm, "tokens_per_minute": tpm,
+                               "timeout": timeout, "max_retries": retries, **limits})
     return Gateway(cfg, cache_dir=tmp_path / "cache", log_path=tmp_path / "calls.jsonl", backoff_base=0.05,
                    backoff_max=0.2)
 
@@ -119,8 +118,8 @@ def test_total_deadline_across_retries(tmp_path, monkeypatch):
 @pytest.mark.parametrize("key,value", [("timeout", 0), ("deadline", 0), ("deadline", -5), ("max_retries", -1),
                                        ("timeout", "abc")])
 def test_bad_limits_are_rejected_not_replaced(tmp_path, key, value):
-    cfg = {"name": "fake", "provider": "openai", "api_model": "m", "base_url": "http://127.0.0.1:9/v1",
-           "limits": {key: value}}
+    cfg = model_config("http://127.0.0.1:9/v1")
+    cfg["limits"][key] = value
     with pytest.raises(ConfigError) as ei:
         Gateway(cfg, cache_dir=tmp_path)
     msg = str(ei.value)
@@ -134,9 +133,7 @@ def test_credentials_in_base_url_never_shown(tmp_path, monkeypatch, capsys):
 
     def from_env(url):
         monkeypatch.setenv("FAKE_BASE_URL", url)
-        gw = make_gateway(tmp_path, None, retries=1, monkeypatch=monkeypatch)
-        gw.cfg["base_url_env"] = "FAKE_BASE_URL"
-        return gw
+        return make_gateway(tmp_path, None, retries=1, monkeypatch=monkeypatch, fields={"base_url_env": "FAKE_BASE_URL"})
 
     with FakeOpenAI() as srv:
         base = srv.base_url.replace("http://", f"http://alice:{secret}@")
@@ -157,7 +154,7 @@ def test_credentials_in_base_url_never_shown(tmp_path, monkeypatch, capsys):
     refused.close()
     # in the model config itself user-info is refused, in one line that shows none of it
     with pytest.raises(ConfigError) as bad:
-        make_gateway(tmp_path, base, monkeypatch=monkeypatch)
+        make_gateway(tmp_path, base, monkeypatch=monkeypatch, check=False)
     assert "without user-info" in str(bad.value) and "\n" not in str(bad.value)
     err = capsys.readouterr().err
     assert "retry:" in err and masked in err
@@ -168,8 +165,7 @@ def test_credentials_in_base_url_never_shown(tmp_path, monkeypatch, capsys):
 def test_call_log_attributes_stage_run_and_purpose(tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_OPENAI_KEY", "sk-test")
     with FakeOpenAI() as srv:
-        cfg = {"name": "fake", "provider": "openai", "api_model": "fake-model", "base_url": srv.base_url,
-               "api_key_env": "FAKE_OPENAI_KEY", "limits": {"timeout": 5}}
+        cfg = model_config(srv.base_url)
         with open_gateway(cfg, cache_dir=tmp_path / "c", log_path=tmp_path / "calls.jsonl",
                           attribution={"stage": "judged", "run": "ours"}) as gw:
             gw.chat_many([ChatRequest(MSG), ChatRequest(MSG, sample=1, purpose="second opinion")], purpose="judge")
@@ -394,10 +390,11 @@ def test_embedded_requests_go_to_a_free_server_of_the_pool_one_at_a_time(tmp_pat
         return answer
 
     def cfg(replicas):
-        return {"name": "m", "provider": "local", "api_model": "m", "gguf": {"sha256": "0" * 64},
-                "server": {"n_ctx": 2048, "n_parallel": 1, "n_threads": 1, "cache_prompt": False,
-                           "replicas": replicas, "startup_timeout": 120},
-                "sampling": {"temperature": 0.7, "max_tokens": 8}, "limits": {"concurrency": 4, "timeout": 5}}
+        return model_config(None, name="m", provider="local", api_model="m", key_env=None, sampling={"max_tokens": 8},
+                            limits={"concurrency": 4},
+                            gguf={"file": "m.gguf", "packages": ["m-part1"], "version": "1", "sha256": "0" * 64},
+                            server={"n_ctx": 2048, "n_parallel": 1, "n_threads": 1, "cache_prompt": False,
+                                    "replicas": replicas, "startup_timeout": 120})
 
     with FakeOpenAI() as a, FakeOpenAI() as b:
         eps = [Endpoint(a), Endpoint(b)]

@@ -73,16 +73,20 @@ def test_cli_check_model_end_to_end(tmp_path):
 
 def test_thread_count_is_fixed_and_replicas_follow_the_machine():
     """The thread split changes llama.cpp's numerics, so ``n_threads`` is a fixed count (``auto``
-    is refused with a one-line message); ``replicas: auto`` may follow the machine because the
+    is refused by the schema in one line); ``replicas: auto`` may follow the machine because the
     number of servers changes no answer; the answer's identity holds what changes numerics."""
     import os
 
-    from testleak.errors import LLMError
-    from testleak.llm.local import LocalServer, deterministic, numerics, resolve_replicas, server_key
+    from testleak.config import compose_dict
+    from testleak.errors import ConfigError, LLMError
+    from testleak.llm.local import deterministic, numerics, resolve_replicas, server_key, server_settings
     from testleak.settings import Server
 
-    with pytest.raises(LLMError, match="n_threads 'auto': expected a fixed integer"):
-        LocalServer("m.gguf", n_threads="auto")
+    with pytest.raises(ConfigError, match=r"^model.server.n_threads = 'auto' .*: expected an integer >= 1$"):
+        compose_dict(["model.server.n_threads=auto"])
+    cfg = compose_dict([])["model"]
+    with pytest.raises(ConfigError, match=r"^server.n_threads = 'auto' \(conf/model/.*\.yaml\): expected an integer"):
+        server_settings({**cfg, "server": {**cfg["server"], "n_threads": "auto"}})
     assert resolve_replicas(3) == 3
     assert resolve_replicas("auto") == len(os.sched_getaffinity(0))
     with pytest.raises(LLMError, match="replicas"):

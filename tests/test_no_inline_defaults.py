@@ -20,10 +20,6 @@ from testleak.config import ROOT
 NOT_CONVERTED = {
     "testleak/canary/": "not yet converted",
     "testleak/extract/": "not yet converted",
-    "testleak/plan.py": "not yet converted",
-    "testleak/graph.py": "not yet converted",
-    "testleak/cli.py": "not yet converted",
-    "testleak/llm/transport.py": "not yet converted",
 }
 
 #: (module, key) -> why the read is not a config default.
@@ -34,6 +30,10 @@ ALLOWED = {
     ("testleak/llm/budget.py", "max_tokens"): "a request's sampling parameters (none: no worst-case cap)",
     ("testleak/llm/callstats.py", "completion_tokens"): "call-log records",
     ("testleak/llm/gateway.py", "completion_tokens"): "an answer's usage",
+    ("testleak/llm/transport.py", "max_tokens"): "a request's sampling parameters (none: no completion tokens "
+                                                 "reserved in the rate limiter's estimate)",
+    ("testleak/plan.py", "completion_tokens"): "call-log records",
+    ("testleak/plan.py", "as_of"): "a model's price as the plan's record holds it, shown - without a date",
     ("testleak/metrics/steps.py", "completion_tokens"): "a response record's usage",
     ("testleak/equalcost.py", "round"): "experiment.protocol read at composition (a resolver), before the schema "
                                         "checks it: the schema reports a missing round",
@@ -49,8 +49,6 @@ ALLOWED = {
     ("testleak/library/rounds.py", "fragments"): "a library document",
     ("testleak/taxonomy.py", "categories"): "the taxonomy data file (its schema, TaxonomyData, checks it)",
     ("testleak/config.py", "name"): "shown in the unknown-run message of hand-built params",
-    ("testleak/llm/gateway.py", "concurrency"): "not yet converted: the gateway takes the model-config mapping of "
-                                                "callers not yet converted (cli, plan, canary, transport's gw.cfg)",
 }
 
 def _models(model, seen: set) -> None:

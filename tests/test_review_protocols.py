@@ -16,7 +16,7 @@ from testleak.llm import Gateway
 from testleak.privacy import value_hash
 from testleak.verify.judge import load_fragments
 from testleak.verify.review import confirm
-from tests.fake_openai import FakeOpenAI
+from tests.fake_openai import FakeOpenAI, model_config
 
 # a real-looking address, a documentation placeholder (rules reject it), a value the judge calls
 # implausible, an echo of its prompt, and a plausible value outside the hit window
@@ -53,9 +53,8 @@ def judge(tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_JUDGE_KEY", "sk-test")
     with FakeOpenAI() as srv:
         srv.answer = _judge_answer
-        cfg = {"name": "fake-judge", "provider": "openai", "api_model": "fake-model", "base_url": srv.base_url,
-               "api_key_env": "FAKE_JUDGE_KEY", "sampling": {"temperature": 0.0, "max_tokens": 64, "extra_body": {}},
-               "limits": {"concurrency": 1, "timeout": 5, "max_retries": 0}}
+        cfg = model_config(srv.base_url, name="fake-judge", key_env="FAKE_JUDGE_KEY",
+                           sampling={"temperature": 0.0, "max_tokens": 64})
         yield srv, lambda name: Gateway(cfg, cache_dir=tmp_path / name, log_path=tmp_path / f"{name}.jsonl")
 
 

@@ -16,7 +16,7 @@ from testleak.errors import ConfigError
 from testleak.paths import Paths
 from testleak.privacy import mask, value_hash
 from testleak.records import read_jsonl, write_jsonl
-from tests.fake_openai import FakeOpenAI
+from tests.fake_openai import FakeOpenAI, model_config
 
 from test_library_division import tiny_mlm  # noqa: F401  (fixture: a tiny masked LM directory)
 
@@ -38,11 +38,7 @@ JUDGE_YES = '{"plausible": true, "reason": "looks real"}'
 
 
 def fake_model(base_url: str, name: str = "fake") -> dict:
-    return {"name": name, "family": "gpt", "provider": "openai", "api_model": "fake-model", "base_url": base_url,
-            "api_key_env": "FAKE_OPENAI_KEY", "gguf": None, "server": None,
-            "sampling": {"temperature": 0.0, "max_tokens": 64, "extra_body": {}},
-            "limits": {"concurrency": 1, "requests_per_minute": None, "tokens_per_minute": None, "timeout": 5,
-                       "max_retries": 1}}
+    return model_config(base_url, name=name, sampling={"temperature": 0.0, "max_tokens": 64}, limits={"max_retries": 1})
 
 
 def use_model(p: dict, cfg: dict) -> dict:

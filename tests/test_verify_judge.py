@@ -12,7 +12,7 @@ from testleak.llm import Gateway
 from testleak.privacy import mask, value_hash
 from testleak.verify.judge import (build_prompt, judge_candidates, load_fragments, parse_verdict, pick_examples,
                                    summarize)
-from tests.fake_openai import FakeOpenAI, completion_body
+from tests.fake_openai import FakeOpenAI, completion_body, model_config
 
 
 def test_prompt_holds_value_attribute_description_and_examples(taxonomy):
@@ -62,9 +62,7 @@ CANDS = [
 
 def _gateway(tmp_path, url, monkeypatch):
     monkeypatch.setenv("FAKE_JUDGE_KEY", "sk-test")
-    cfg = {"name": "fake-judge", "provider": "openai", "api_model": "fake-model", "base_url": url,
-           "api_key_env": "FAKE_JUDGE_KEY", "sampling": {"temperature": 0.0, "max_tokens": 64, "extra_body": {}},
-           "limits": {"concurrency": 1, "timeout": 5, "max_retries": 0}}
+    cfg = model_config(url, name="fake-judge", key_env="FAKE_JUDGE_KEY", sampling={"temperature": 0.0, "max_tokens": 64})
     return Gateway(cfg, cache_dir=tmp_path / "cache", log_path=tmp_path / "calls.jsonl", backoff_base=0.01,
                    backoff_max=0.02)
 

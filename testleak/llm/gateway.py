@@ -53,8 +53,10 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import AuthError, ConfigError
+from ..settings import Limits
 from .answers import AnswerPolicy, resample_helps, resample_params
 from .budget import Meter
+from .local import model_section, numerics, resolve_replicas, server_settings
 from .records import ChatRequest, Completion, cache_key
 from .transport import CircuitBreaker, parse_response, send_chat
 from ..net import CallLog, JsonCache, RateLimiter, RetryPolicy, canonical_url, check_url, mask_url
@@ -62,7 +64,6 @@ from ..net import CallLog, JsonCache, RateLimiter, RetryPolicy, canonical_url, c
 PROVIDERS = ("local", "openai")
 SEED_STRIDE = 1_000_000     # sample indices per elicitation seed (no method draws that many samples of one request)
 LOCAL_API_KEY = "sk-local-no-key"
-MAX_CONSECUTIVE_FAILURES = 8   # limits.max_consecutive_failures when a model config leaves it out
 NOT_SENT = ("budget", "circuit_open")   # error kinds of requests the gateway did not send
 
 
@@ -97,23 +98,21 @@ class Gateway:
             raise ConfigError(f"model {self.name!r}: unknown provider {provider!r}; known: {', '.join(PROVIDERS)}")
         self.provider = provider
         self.models_dir = Path(models_dir) if models_dir else Path(cache_dir).parent / "models"
-        limits = self.cfg.get("limits") or {}
-        self.concurrency = max(1, int(limits.get("concurrency") or 1))
-        if provider == "local":   # no more requests in flight than the servers compute at once
-            from .local import resolve_replicas, server_settings
-
-            sc = server_settings(self.cfg)
-            self.concurrency = min(self.concurrency, resolve_replicas(sc.replicas) * sc.n_parallel)
+        limits = model_section(self.cfg, "limits", Limits)
+        self.server = server_settings(self.cfg) if provider == "local" else None
+        self.concurrency = limits.concurrency
+        if self.server is not None:   # no more requests in flight than the servers compute at once
+            self.concurrency = min(self.concurrency, resolve_replicas(self.server.replicas) * self.server.n_parallel)
+        self.policy = RetryPolicy(max_retries=limits.max_retries, timeout=limits.timeout, deadline=limits.deadline,
+                                  backoff_base=backoff_base, backoff_max=backoff_max, echo=echo)
         try:
-            self.policy = RetryPolicy.from_config(limits, "limits", timeout=120.0, deadline=600.0, max_retries=4,
-                                                  backoff_base=backoff_base, backoff_max=backoff_max, echo=echo)
-            self.limiter = RateLimiter(limits.get("requests_per_minute"), limits.get("tokens_per_minute"))
+            self.limiter = RateLimiter(limits.requests_per_minute, limits.tokens_per_minute)
         except ConfigError as e:
             raise ConfigError(f"model {self.name!r} (conf/model/{self.name}.yaml): {e}") from None
         self.timeout = self.policy.timeout
         self.max_retries = self.policy.max_retries
         self.answers = AnswerPolicy.from_config(answers)
-        self.breaker = CircuitBreaker(int(limits.get("max_consecutive_failures") or MAX_CONSECUTIVE_FAILURES))
+        self.breaker = CircuitBreaker(limits.max_consecutive_failures)
         if provider == "openai":
             self._configured_base_url()   # its shape, before any call (one line naming where it came from)
         self.show_progress = show_progress
@@ -143,11 +142,9 @@ class Gateway:
     @property
     def identity(self) -> dict:
         ident = {"provider": self.provider, "api_model": self.cfg.get("api_model")}
-        if self.provider == "local":
-            from .local import numerics, server_settings
-
+        if self.server is not None:
             ident["gguf_sha256"] = (self.cfg.get("gguf") or {}).get("sha256")
-            ident["server"] = numerics(server_settings(self.cfg))
+            ident["server"] = numerics(self.server)
         else:
             url = self._configured_base_url()
             ident["base_url"] = canonical_url(url) if url else url

@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from typing import Iterator, Mapping
 
 import requests
+from pydantic import BaseModel, ValidationError
 
 from ..errors import LLMError, ModelNotInstalledError
 from ..settings import Server
@@ -135,25 +136,21 @@ def llama_build() -> str:
 
 
 class LocalServer:
-    """An xllamacpp server on 127.0.0.1 serving one GGUF file.
+    """An xllamacpp server on 127.0.0.1 serving one GGUF file with the typed ``server`` settings
+    of its model config (:class:`testleak.settings.Server`, which holds their ranges).
 
     ``n_threads`` is a fixed count: llama.cpp's results depend on how the work is split between
     threads. ``cache_prompt``: reuse the KV of an earlier request's common prefix; off, every
     request is computed from its own tokens alone, so its answer cannot depend on the request
     before it (with it on, the same request gave another answer after another prompt)."""
 
-    def __init__(self, model_path: str | os.PathLike, *, n_ctx: int = 8192, n_parallel: int = 1,
-                 n_threads: int = 1, cache_prompt: bool = False, startup_timeout: float = 120.0,
-                 alias: str | None = None):
+    def __init__(self, model_path: str | os.PathLike, server: Server, *, alias: str | None = None):
         self.model_path = str(model_path)
-        self.n_ctx = int(n_ctx)
-        self.n_parallel = int(n_parallel)
-        if isinstance(n_threads, bool) or not str(n_threads).strip().isdigit() or int(n_threads) < 1:
-            raise LLMError(f"server.n_threads {n_threads!r}: expected a fixed integer >= 1 (the thread "
-                           "split changes llama.cpp's numerics, so it cannot follow the machine)")
-        self.n_threads = int(n_threads)
-        self.cache_prompt = bool(cache_prompt)
-        self.startup_timeout = float(startup_timeout)
+        self.n_ctx = server.n_ctx
+        self.n_parallel = server.n_parallel
+        self.n_threads = server.n_threads
+        self.cache_prompt = server.cache_prompt
+        self.startup_timeout = server.startup_timeout
         self.alias = alias
         self._server = None
         self.base_url: str | None = None
@@ -293,20 +290,24 @@ class _Shared:
 SHARED = _Shared()
 
 
-def server_settings(model_cfg: Mapping) -> Server:
-    """The ``server`` section of a local model config, typed (:class:`testleak.settings.Server`);
-    a missing or bad section is one line naming the model's config file."""
-    from pydantic import ValidationError
-
+def model_section(model_cfg: Mapping, key: str, schema: type[BaseModel]):
+    """Section ``key`` of a model config (``server``, ``limits``) typed by ``schema``, its model of
+    :mod:`testleak.settings` (which holds the section's defaults and ranges); a missing or bad
+    section is one line naming the model's config file."""
     from ..errors import ConfigError
     from ..settings.messages import error_lines
 
-    name, sc = model_cfg.get("name"), model_cfg.get("server")
-    data = dict(sc) if isinstance(sc, Mapping) else sc
+    name, sec = model_cfg.get("name"), model_cfg.get(key)
+    data = dict(sec) if isinstance(sec, Mapping) else sec
     try:
-        return Server.model_validate(data, strict=True)
+        return schema.model_validate(data, strict=True)
     except ValidationError as e:
-        raise ConfigError("; ".join(error_lines(e, data, ["server"], lambda k: f"conf/model/{name}.yaml"))) from None
+        raise ConfigError("; ".join(error_lines(e, data, [key], lambda k: f"conf/model/{name}.yaml"))) from None
+
+
+def server_settings(model_cfg: Mapping) -> Server:
+    """The ``server`` section of a local model config, typed (:class:`testleak.settings.Server`)."""
+    return model_section(model_cfg, "server", Server)
 
 
 def numerics(server: Server) -> dict:
@@ -331,7 +332,6 @@ def acquire_server(model_cfg: Mapping, models_dir: str | os.PathLike) -> tuple[S
     sc = server_settings(model_cfg)
     key = server_key(path, sc)
     replicas = key[-1]
-    pool = SHARED.acquire(key, lambda: ServerPool([LocalServer(
-        path, n_ctx=sc.n_ctx, n_parallel=sc.n_parallel, n_threads=sc.n_threads, cache_prompt=sc.cache_prompt,
-        startup_timeout=sc.startup_timeout, alias=model_cfg.get("api_model")) for _ in range(replicas)]))
+    pool = SHARED.acquire(key, lambda: ServerPool([LocalServer(path, sc, alias=model_cfg.get("api_model"))
+                                                   for _ in range(replicas)]))
     return pool, key

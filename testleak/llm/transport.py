@@ -63,11 +63,10 @@ def send_chat(gw, messages: list, params: dict) -> Completion:
 
 def _request_kwargs(gw, params: dict) -> dict:
     """The client's keyword arguments: the sampling ``params``, and for a llama.cpp pool prompt
-    caching as its server is configured."""
+    caching as its server is configured (the gateway's typed ``server`` settings)."""
     kwargs = dict(params)
     if gw._pool is not None:
-        kwargs["extra_body"] = {**(kwargs.get("extra_body") or {}),
-                                "cache_prompt": bool((gw.cfg.get("server") or {}).get("cache_prompt", False))}
+        kwargs["extra_body"] = {**(kwargs.get("extra_body") or {}), "cache_prompt": gw.server.cache_prompt}
     return kwargs
 
 
@@ -85,13 +84,11 @@ def _create(gw, client, messages: list, kwargs: dict, timeout: float):
             return gw._clients[i].chat.completions.create(
                 model=gw.cfg.get("api_model"), messages=messages, timeout=timeout, **kwargs)
     except openai.AuthenticationError:
-        raise AuthError(
-            f"model {gw.name!r}: HTTP 401 unauthorized; check the API key in "
-            f"${gw.cfg.get('api_key_env') or '(no api_key_env)'}", status=401) from None
+        raise AuthError(f"model {gw.name!r}: HTTP 401 unauthorized; check the API key in {_key_var(gw)}",
+                        status=401) from None
     except openai.PermissionDeniedError:
-        raise AuthError(
-            f"model {gw.name!r}: HTTP 403 forbidden; the key in ${gw.cfg.get('api_key_env')} "
-            f"has no access to {gw.cfg.get('api_model')!r}", status=403) from None
+        raise AuthError(f"model {gw.name!r}: HTTP 403 forbidden; the key in {_key_var(gw)} "
+                        f"has no access to {gw.cfg.get('api_model')!r}", status=403) from None
     except openai.NotFoundError:
         raise LLMError(
             f"model {gw.name!r}: HTTP 404; the endpoint {gw.endpoint} has no model "
@@ -103,6 +100,13 @@ def _create(gw, client, messages: list, kwargs: dict, timeout: float):
         raise Retryable("http_5xx", f"HTTP {e.status_code}", wait=retry_after(e.response.headers)) from None
     except openai.APIConnectionError as e:  # APITimeoutError included
         raise transport_error(e, isinstance(e, openai.APITimeoutError), timeout) from None
+
+
+def _key_var(gw) -> str:
+    """The API key's environment variable as a message names it: ``$VAR``, or that the model
+    config names none (``api_key_env``)."""
+    env = gw.cfg.get("api_key_env")
+    return f"${env}" if env else "(no api_key_env in the model config)"
 
 
 def parse_response(resp, want_logprobs: bool) -> Completion:

@@ -38,16 +38,16 @@ class Sampling(_Strict):
 
 
 class Limits(_Strict):
+    """How the gateway (testleak/llm/gateway.py) sends a model's requests: in flight at once, rate
+    limits (null: none), and its retry policy (testleak/net/retry.py)."""
     concurrency: int = Field(ge=1)
     requests_per_minute: float | None = Field(default=None, gt=0)
     tokens_per_minute: float | None = Field(default=None, gt=0)
-    timeout: float = Field(gt=0)
+    timeout: float = Field(gt=0)              # seconds per attempt
     max_retries: int = Field(ge=0)
-    # per-request deadline across retries (issue 19 item 4, http helper); optional here
-    deadline: float | None = Field(default=None, gt=0)
-    # failed calls in a row after which the gateway sends nothing more (testleak/llm/gateway.py;
-    # unset: MAX_CONSECUTIVE_FAILURES there)
-    max_consecutive_failures: int | None = Field(default=None, ge=1)
+    deadline: float = Field(gt=0)             # seconds per request across all its attempts and waits
+    # failed calls in a row after which the gateway sends nothing more (testleak/llm/gateway.py)
+    max_consecutive_failures: int = Field(default=8, ge=1)
 
 
 class Price(_Strict):

@@ -193,12 +193,6 @@ def verdict_problem(text: str) -> str | None:
 
 # ----------------------------------------------------------------------------- pipeline
 
-def judge_mode(verifier_cfg) -> str:
-    """``verifier.judge_mode`` of a verifier section (a :class:`testleak.settings.Verifier` or
-    its mapping); checked by the schema and by :func:`judge_candidates`."""
-    return verifier_cfg.judge_mode if hasattr(verifier_cfg, "judge_mode") else verifier_cfg["judge_mode"]
-
-
 def _rules_verdict(c: Mapping) -> dict:
     """The format-rules verdict of candidate ``c``: the candidates stage's reason for a withheld
     value, ``echo`` for an echo of its own prompt, else :func:`.rules.check` (reason masked)."""
@@ -299,4 +293,4 @@ def summarize(verdicts: Sequence[dict]) -> dict:
 
 
 __all__ = ["JUDGE_MODES", "RULES_STATUSES", "rules_status", "build_prompt", "parse_verdict", "verdict_problem", "judge_candidates", "load_fragments",
-           "pick_examples", "summarize", "judge_mode", "mask"]
+           "pick_examples", "summarize", "mask"]
