@@ -100,9 +100,9 @@ def test_plant_rejects_unknown_attribute_and_sample_needs_enough_files(tmp_path)
     (tmp_path / "a.py").write_text(BODY * 40)
     (tmp_path / "bad.py").write_text("def (:\n" * 300)
     fs = [F("r", "a.py", tmp_path / "a.py"), F("r", "bad.py", tmp_path / "bad.py")]
-    assert [f.path for f in sample_files(fs, 1, 0)] == ["a.py"]
+    assert [f.path for f in sample_files(fs, 1, 0, 1500, 30000)] == ["a.py"]
     with pytest.raises(ConfigError, match="lower canary.files"):
-        sample_files(fs, 2, 0)
+        sample_files(fs, 2, 0, 1500, 30000)
 
 
 @pytest.mark.parametrize("cand,expected", [
