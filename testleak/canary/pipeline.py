@@ -363,11 +363,12 @@ def calibration_budget(params: Mapping, rp: Paths, key: str, kind: str, seed: in
 
 
 def build_canary_index(params: Mapping, paths) -> dict:
+    """The local index of the canary corpus: ``verifier.local`` over data/canary/corpus, every file."""
     from ..verify.index import build_index
 
     cp = CanaryPaths(paths)
-    local = dict(((params.get("verifier") or {}).get("local") or {}))
-    local.update({"corpus": "dirs", "dirs": [str(cp.corpus)], "max_files": 0, "max_bytes": 0})
+    local = typed(params, "verifier.local").model_copy(
+        update={"corpus": "dirs", "dirs": [str(cp.corpus)], "max_files": 0, "max_bytes": 0})
     return build_index(local, cp.index)
 
 
