@@ -9,16 +9,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 from stdnum import iban, luhn
 
-from testleak.canary.finetune import (FinetuneSettings, build_examples, memorization, merged_weights, train_lora)
+from testleak.canary.finetune import build_examples, memorization, merged_weights, train_lora
 from testleak.canary.gguf_io import hf_to_gguf_names, write_tuned_gguf
 from testleak.canary.plant import SourceFile, plant, sample_files
 from testleak.canary.recall import match_canary, run_recall
 from testleak.canary.values import ATTRIBUTES, make_value
-from testleak.config import compose_dict
+from testleak.config import CONF_DIR, compose_dict
 from testleak.taxonomy import taxonomy_data
 from testleak.errors import ConfigError
+from testleak.settings import Finetune
 
 TAX = taxonomy_data(compose_dict())
 
@@ -37,6 +39,12 @@ class A:
 def g():
     return os.sep
 '''
+
+
+def _finetune(**over) -> Finetune:
+    """conf/canary/default.yaml's ``canary.finetune`` with ``over`` changed, checked by the schema."""
+    conf = yaml.safe_load((CONF_DIR / "canary" / "default.yaml").read_text(encoding="utf-8"))["finetune"]
+    return Finetune.model_validate({**conf, **over})
 
 
 def _files(n=4):
@@ -100,9 +108,9 @@ def test_plant_rejects_unknown_attribute_and_sample_needs_enough_files(tmp_path)
     (tmp_path / "a.py").write_text(BODY * 40)
     (tmp_path / "bad.py").write_text("def (:\n" * 300)
     fs = [F("r", "a.py", tmp_path / "a.py"), F("r", "bad.py", tmp_path / "bad.py")]
-    assert [f.path for f in sample_files(fs, 1, 0)] == ["a.py"]
+    assert [f.path for f in sample_files(fs, 1, 0, 1500, 30000)] == ["a.py"]
     with pytest.raises(ConfigError, match="lower canary.files"):
-        sample_files(fs, 2, 0)
+        sample_files(fs, 2, 0, 1500, 30000)
 
 
 @pytest.mark.parametrize("cand,expected", [
@@ -165,9 +173,9 @@ def test_lora_finetune_memorizes_and_merges():
     model, tok = _tiny_model_and_tokenizer(list(texts.values()))
     before = {k: v.detach().clone() for k, v in model.state_dict().items()}
     assert [m["memorized"] for m in memorization(model, tok, probes)] == [False, False]
-    s = FinetuneSettings(epochs=25, batch_size=3, lr=3e-2, lora_r=8, lora_alpha=16, max_tokens=64, threads=1,
-                         target_modules=("q_proj", "v_proj", "up_proj", "not_a_module"))
-    peft_model, hist = train_lora(model, tok, examples, s)
+    s = _finetune(epochs=25, batch_size=3, lr=3e-2, lora_r=8, lora_alpha=16, max_tokens=64, threads=1,
+                  target_modules=["q_proj", "v_proj", "up_proj", "not_a_module"])
+    peft_model, hist = train_lora(model, tok, examples, s, 0)
     assert len(hist) == 25 and hist[-1]["loss"] < hist[0]["loss"] * 0.1
     mem = memorization(peft_model, tok, probes)
     assert [m["memorized"] for m in mem] == [True, True]
@@ -195,10 +203,23 @@ def test_lora_finetune_memorizes_and_merges():
     assert names["model.layers.0.mlp.up_proj.weight"] == "blk.0.ffn_up.weight"
 
 
-def test_finetune_settings_reject_unknown_keys():
-    with pytest.raises(ConfigError, match="unknown canary.finetune keys"):
-        FinetuneSettings.from_config({"epochz": 3})
-    assert FinetuneSettings.from_config({"epochs": 2}, seed=9).seed == 9
+def test_canary_settings_are_read_typed_from_the_params():
+    """The canary code reads ``canary.*`` with the schema's types (a :class:`Finetune` for the
+    fine-tune), also from params built in memory: an unknown or out-of-range key is refused."""
+    from testleak.canary.pipeline import canary_setting
+
+    p = compose_dict(["experiment=canary_tiny", "canary.finetune.epochs=2", "canary.seed=9"])
+    s = canary_setting(p, "finetune")
+    assert isinstance(s, Finetune) and s.epochs == 2 and canary_setting(p, "seed") == 9
+    assert s == Finetune.model_validate(p["canary"]["finetune"])
+    p["canary"]["finetune"] = {**p["canary"]["finetune"], "epochz": 3}
+    with pytest.raises(ConfigError, match="epochz"):
+        canary_setting(p, "finetune")
+    p["canary"]["finetune"] = {**_finetune().model_dump(), "max_tokens": 8}
+    with pytest.raises(ConfigError, match=r"canary.finetune.max_tokens"):
+        canary_setting(p, "finetune")
+    with pytest.raises(ConfigError, match="no `canary` section"):
+        canary_setting({"seed": 1}, "finetune")
 
 
 # -- GGUF write-back round trip on a tiny file ---------------------------------------------------
@@ -381,9 +402,9 @@ def test_score_continuations_equals_full_forward_and_exposure_rises_with_trainin
         assert n == len(ids) - len(pre) and total == pytest.approx(float(lp[-n:].sum()), abs=1e-3)
     alts = {t["id"]: alternatives(t, 30, seed=0, exclude=[u["value"] for u in truth]) for t in truth}
     before = exposures(model, tok, probes, alts, batch_tokens=64)
-    s = FinetuneSettings(epochs=30, batch_size=3, lr=3e-2, lora_r=8, lora_alpha=16, max_tokens=128, threads=1,
-                         target_modules=("q_proj", "v_proj", "up_proj"))
-    peft_model, _ = train_lora(model, tok, examples, s)
+    s = _finetune(epochs=30, batch_size=3, lr=3e-2, lora_r=8, lora_alpha=16, max_tokens=128, threads=1,
+                  target_modules=["q_proj", "v_proj", "up_proj"])
+    peft_model, _ = train_lora(model, tok, examples, s, 0)
     after = exposures(peft_model, tok, probes, alts, batch_tokens=64)
     for cid in after:
         assert after[cid]["candidates"] == 31

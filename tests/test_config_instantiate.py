@@ -102,10 +102,10 @@ def _review(cfg: dict, paths: Paths) -> None:
 
 
 def _canary(cfg: dict, paths: Paths) -> None:
-    from testleak.canary.finetune import FinetuneSettings
-    from testleak.canary.pipeline import run_names
+    from testleak.canary.pipeline import canary_setting, run_names
+    from testleak.settings import Finetune
 
-    FinetuneSettings.from_config(cfg["canary"].get("finetune"), seed=int(cfg["canary"]["seed"]))
+    assert isinstance(canary_setting(cfg, "finetune"), Finetune)
     assert cfg["canary"]["judge_mode"] in registry.JUDGE_MODES
     run_names({**cfg, "experiment": {**cfg["experiment"], "calibration_runs": {"ours": {"method": "ours"}}}})
 

@@ -18,7 +18,6 @@ from testleak.config import ROOT
 
 #: Modules other people are editing: their config reads are not converted yet.
 NOT_CONVERTED = {
-    "testleak/canary/": "not yet converted",
     "testleak/extract/": "not yet converted",
 }
 
@@ -49,6 +48,14 @@ ALLOWED = {
     ("testleak/library/rounds.py", "fragments"): "a library document",
     ("testleak/taxonomy.py", "categories"): "the taxonomy data file (its schema, TaxonomyData, checks it)",
     ("testleak/config.py", "name"): "shown in the unknown-run message of hand-built params",
+    ("testleak/canary/exposure.py", "source"): "a ground-truth record (a hand-built canary without one is a "
+                                              "Faker canary)",
+    ("testleak/canary/pipeline.py", "name"): "a calibration run without ablation flags (a baseline) is variant none",
+    ("testleak/canary/report.py", "duplication"): "a ground-truth record",
+    ("testleak/canary/report.py", "seed"): "a calibration result record",
+    ("testleak/canary/tables.py", "duplication"): "a ground-truth record",
+    ("testleak/canary/tables.py", "seed"): "a calibration result record",
+    ("testleak/canary/tables.py", "completion_tokens"): "a calibration run's spend record",
 }
 
 def _models(model, seen: set) -> None:

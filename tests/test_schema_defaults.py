@@ -8,11 +8,10 @@ from __future__ import annotations
 from typing import Mapping
 
 import pytest
-import yaml
 from pydantic import BaseModel
 
 from testleak import registry
-from testleak.config import CONF_DIR, compose_dict
+from testleak.config import compose_dict
 from testleak.errors import ConfigError
 from testleak.settings import Settings
 from testleak.settings.messages import _DictOf, _model_of
@@ -71,30 +70,24 @@ def test_the_walk_finds_a_difference():
         "answers.max_candidates_per_response: schema default 200, conf/ 7"]
 
 
-def test_finetune_settings_defaults_are_the_conf_defaults():
-    from testleak.canary.finetune import FinetuneSettings
+def test_canary_finetune_is_read_with_the_schema_rules():
+    from testleak.canary.pipeline import canary_setting
 
-    conf = yaml.safe_load((CONF_DIR / "canary" / "default.yaml").read_text(encoding="utf-8"))["finetune"]
-    code = {k: (list(v) if isinstance(v, tuple) else v) for k, v in FinetuneSettings().__dict__.items() if k != "seed"}
-    assert code == conf
-    assert FinetuneSettings.from_config(conf).__dict__ == {**FinetuneSettings().__dict__, "target_modules": tuple(conf["target_modules"])}
-
-
-def test_finetune_settings_checks_with_the_schema_rules():
-    from testleak.canary.finetune import FinetuneSettings
-
-    with pytest.raises(ConfigError, match=r"canary.finetune.max_tokens = 8: .*greater than or equal to 16"):
-        FinetuneSettings.from_config({"max_tokens": 8})
-    with pytest.raises(ConfigError, match=r"canary.finetune.max_grad_norm = -1.0"):
-        FinetuneSettings.from_config({"max_grad_norm": -1.0})
-    assert FinetuneSettings.from_config({"max_grad_norm": 0.0}).max_grad_norm == 0.0
+    p = compose_dict(["experiment=canary_tiny"])
+    ft = p["canary"]["finetune"]
+    for key, bad in (("max_tokens", 8), ("max_grad_norm", -1.0)):
+        p["canary"]["finetune"] = {**ft, key: bad}
+        with pytest.raises(ConfigError, match=rf"canary.finetune.{key} = {bad}"):
+            canary_setting(p, "finetune")
+    p["canary"]["finetune"] = {**ft, "max_grad_norm": 0.0}
+    assert canary_setting(p, "finetune").max_grad_norm == 0.0
 
 
 def test_max_grad_norm_zero_composes_and_trains_without_clipping(monkeypatch):
     import torch
 
-    from testleak.canary.finetune import FinetuneSettings, train_lora
-    from tests.test_canary import _tiny_model_and_tokenizer
+    from testleak.canary.finetune import train_lora
+    from tests.test_canary import _finetune, _tiny_model_and_tokenizer
 
     p = compose_dict(["experiment=canary", "canary.finetune.max_grad_norm=0"])
     assert p["canary"]["finetune"]["max_grad_norm"] == 0
@@ -104,11 +97,10 @@ def test_max_grad_norm_zero_composes_and_trains_without_clipping(monkeypatch):
     examples = [{"text": texts[0], "canary_id": None}]
     for norm, expect in ((0.0, []), (1.0, [1.0])):
         model, tok = _tiny_model_and_tokenizer(texts)
-        s = FinetuneSettings.from_config({"epochs": 1, "batch_size": 1, "max_tokens": 32, "threads": 1,
-                                          "lora_r": 2, "lora_alpha": 4, "target_modules": ["q_proj"],
-                                          "max_grad_norm": norm})
+        s = _finetune(epochs=1, batch_size=1, max_tokens=32, threads=1, lora_r=2, lora_alpha=4,
+                      target_modules=["q_proj"], max_grad_norm=norm)
         clipped.clear()
-        train_lora(model, tok, examples, s)
+        train_lora(model, tok, examples, s, 0)
         assert clipped == expect
 
 

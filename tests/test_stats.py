@@ -126,7 +126,7 @@ def test_canary_report_answer_intervals_paired_tests_curves_and_control(tmp_path
                _result("codebreaker", "control", 0, [], [], 950),
                _result("ours", "control", 1, [], [], 800, reference=True),
                _result("codebreaker", "control", 1, [c[3]], [300], 820)]
-    rep = build_report(results, truth, tmp_path / "canary", tmp_path / "canary.json")
+    rep = build_report(results, truth, tmp_path / "canary", tmp_path / "canary.json", bands=[2, 5, 8])
     md = (tmp_path / "canary/canary.md").read_text(encoding="utf-8")
     # ours: 8 + 6 of 20 cells; codebreaker: 1 + 2. Per canary (sum over seeds) ours - codebreaker:
     # c1..c5 +2, c6, c7 +1, c9 -1 -> T = 11, p by brute force; McNemar on any seed: only ours 7
@@ -183,7 +183,7 @@ def test_canary_answer_says_when_the_difference_is_not_significant(tmp_path):
     results = [_result("ours", "tuned", 0, ["c0", "c1"], [10, 20], 1000, reference=True),
                _result("codexleaks", "tuned", 0, ["c1", "c2"], [10, 20], 700)]
     results[1]["budget"]["stop"] = "max_responses"
-    rep = build_report(results, truth, tmp_path / "canary", tmp_path / "canary.json")
+    rep = build_report(results, truth, tmp_path / "canary", tmp_path / "canary.json", bands=[2, 5, 8])
     assert rep["answer"].startswith("At UNEQUAL completion tokens (CodexLeaks spent 70%-70% of ours' per seed)")
     assert "p = 1 (exact" in rep["answer"]
     assert any("not significant at 5%" in x and "one more cell for either side breaks the tie" in x for x in rep["change"])
@@ -212,7 +212,7 @@ def test_canary_answer_names_every_baseline_with_holm_adjusted_p(tmp_path):
                _result("ours", "control", 0, [], [], 900, reference=True),
                _result("codexleaks", "control", 0, [], [], 900),
                _result("codebreaker", "control", 0, [], [], 950)]
-    rep = build_report(results, truth, tmp_path / "canary", tmp_path / "canary.json")
+    rep = build_report(results, truth, tmp_path / "canary", tmp_path / "canary.json", bands=[2, 5, 8])
     t = {q["method_b"] if q["method_a"] == "ours" else q["method_a"]: q for q in rep["tests"]
          if q["model"] == "tuned" and "ours" in (q["method_a"], q["method_b"])}
     # one seed: the sign-flip test is exact McNemar; codexleaks 8 discordant canaries all its way

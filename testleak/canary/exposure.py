@@ -87,10 +87,11 @@ def rank_exposure(canary_logprob: float, alternative_logprobs: Sequence[float]) 
 
 
 def exposures(model, tokenizer, probes: Sequence[Mapping], alts: Mapping[str, Sequence[str]],
-              batch_tokens: int = 512) -> dict[str, dict]:
+              batch_tokens: int) -> dict[str, dict]:
     """{canary_id: {rank, candidates, exposure, logprob}} for every probe (``{canary_id, prefix, value}``)
     under ``model``; ``alts``: canary_id -> alternatives (:func:`alternatives`). One prefix forward
-    per canary; the canary is scored in the same batches as its alternatives."""
+    per canary; the canary is scored in the same batches as its alternatives, ``batch_tokens``
+    (``canary.exposure.batch_tokens``) continuation tokens per batch."""
     from .finetune import score_continuations
 
     out = {}

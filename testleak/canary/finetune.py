@@ -4,74 +4,29 @@ Method: the training set is one window of the planted file around every canary
 (``context_lines`` lines before the snippet, the snippet, two lines after) plus
 ``clean_windows`` seeded windows of the same files without canaries. A LoRA adapter
 (``peft``) on the attention and MLP projections is trained with AdamW for ``epochs`` epochs
-(causal LM loss on every token, CPU, fp32). Memorization is measured as in the canary
-literature (Carlini et al., "The Secret Sharer", 2019): greedy completion of the value from
-its own prefix (the window up to the value) - a canary counts as memorized when the
-greedy continuation starts with the exact value - plus the value's mean token NLL.
+(causal LM loss on every token, CPU, fp32), gradients clipped to ``max_grad_norm`` (0 = off;
+LoRA at lr >= 1e-3 diverged without clipping), at most ``max_steps`` steps (0 = the epochs
+decide), memorization checked every ``eval_every`` epochs (0 = only at the end).
+Memorization is measured as in the canary literature (Carlini et al., "The Secret Sharer",
+2019): greedy completion of the value from its own prefix (the window up to the value) - a
+canary counts as memorized when the greedy continuation starts with the exact value - plus
+the value's mean token NLL.
 The adapter is then merged into the base weights (``merge_and_unload``) for GGUF write-back.
 
 Library functions take a model and tokenizer (any HF causal LM), so tests use a tiny
 randomly initialised model built from a config; the stage loads the project's GGUF model.
+The training settings are ``canary.finetune`` as the schema types it
+(:class:`testleak.settings.Finetune`; its values come from conf/canary/).
 """
 
 from __future__ import annotations
 
 import random
 import time
-from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
 from ..errors import ConfigError
-
-DEFAULT_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
-
-
-@dataclass
-class FinetuneSettings:
-    """``canary.finetune`` plus the seed; the defaults are those of conf/canary/default.yaml (a test
-    checks it) and :meth:`from_config` checks the values with the schema's rules."""
-    epochs: int = 16
-    batch_size: int = 4
-    lr: float = 1e-3
-    max_grad_norm: float = 1.0  # gradient clipping (0 = off): LoRA at lr >= 1e-3 diverged without it
-    lora_r: int = 16
-    lora_alpha: int = 32
-    lora_dropout: float = 0.0
-    target_modules: Sequence[str] = DEFAULT_TARGETS
-    max_tokens: int = 192
-    context_lines: int = 6
-    clean_windows: int = 10
-    max_steps: int = 0          # 0 = no limit (epochs decide)
-    threads: int = 2
-    seed: int = 0
-    eval_every: int = 0         # epochs between memorization checks (0 = only at the end)
-
-    @classmethod
-    def from_config(cls, cfg: Mapping | None, seed: int = 0) -> "FinetuneSettings":
-        cfg = dict(cfg or {})
-        known = set(cls.__dataclass_fields__)
-        bad = sorted(set(cfg) - known)
-        if bad:
-            raise ConfigError(f"unknown canary.finetune keys {bad}; known: {', '.join(sorted(known))}")
-        s = cls(**{**cfg, "seed": int(cfg.get("seed", seed))})
-        s.target_modules = tuple(s.target_modules)
-        _check(s)
-        return s
-
-
-def _check(s: FinetuneSettings) -> None:
-    """The schema's rules for ``canary.finetune`` (testleak/settings/canary.py), one line."""
-    from pydantic import ValidationError
-
-    from ..settings import Finetune
-
-    try:
-        Finetune.model_validate({k: (list(v) if isinstance(v, tuple) else v) for k, v in s.__dict__.items()
-                                 if k in Finetune.model_fields})
-    except ValidationError as e:
-        err = e.errors(include_url=False)[0]
-        raise ConfigError(f"canary.finetune.{'.'.join(map(str, err['loc']))} = {err.get('input')!r}: "
-                          f"{err['msg']}") from None
+from ..settings import Finetune
 
 
 def build_examples(texts: Mapping[str, str], truth: Sequence[Mapping], context_lines: int, clean_windows: int,
@@ -125,7 +80,9 @@ def build_examples(texts: Mapping[str, str], truth: Sequence[Mapping], context_l
     return examples, probes
 
 
-def add_lora(model, settings: FinetuneSettings):
+def add_lora(model, settings: Finetune):
+    """``model`` with a LoRA adapter (``canary.finetune``: rank, alpha, dropout) on the target
+    modules it has."""
     from peft import LoraConfig, get_peft_model
 
     names = {n.rsplit(".", 1)[-1] for n, _ in model.named_modules()}
@@ -137,7 +94,7 @@ def add_lora(model, settings: FinetuneSettings):
     return get_peft_model(model, cfg)
 
 
-def _batches(examples: list[dict], tokenizer, settings: FinetuneSettings, rng: random.Random):
+def _batches(examples: list[dict], tokenizer, settings: Finetune, rng: random.Random):
     import torch
 
     order = list(range(len(examples)))
@@ -156,14 +113,15 @@ def _batches(examples: list[dict], tokenizer, settings: FinetuneSettings, rng: r
         yield inp, att, labels, int(att.sum())
 
 
-def train_lora(model, tokenizer, examples: list[dict], settings: FinetuneSettings,
+def train_lora(model, tokenizer, examples: list[dict], settings: Finetune, seed: int,
                probes: Sequence[Mapping] | None = None, log: Callable[[dict], None] | None = None):
-    """Train a LoRA adapter on ``examples``; returns (peft model, history).
+    """Train a LoRA adapter on ``examples`` with ``canary.finetune`` ``settings``, seeded by
+    ``seed`` (``canary.seed``: weight init and batch order); returns (peft model, history).
 
     history: one dict per epoch {epoch, loss, steps, tokens, seconds, memorized?}."""
     import torch
 
-    torch.manual_seed(settings.seed)
+    torch.manual_seed(seed)
     torch.set_num_threads(max(1, int(settings.threads)))
     if not examples:
         raise ConfigError("no training examples: the canary corpus is empty")
@@ -171,7 +129,7 @@ def train_lora(model, tokenizer, examples: list[dict], settings: FinetuneSetting
     peft_model.train()
     trainable = [p for p in peft_model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(trainable, lr=settings.lr)
-    rng = random.Random(settings.seed)
+    rng = random.Random(seed)
     history, step = [], 0
     for epoch in range(1, settings.epochs + 1):
         t0, losses, tokens, steps = time.perf_counter(), [], 0, 0

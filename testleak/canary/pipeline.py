@@ -35,7 +35,7 @@ from typing import Mapping
 
 
 from .. import pipeline
-from ..config import ablation_config
+from ..config import ablation_config, typed
 from ..taxonomy import taxonomy_data
 from ..errors import ConfigError, DataError
 from ..llm.local import sha256_file
@@ -43,7 +43,6 @@ from ..paths import Paths
 from ..records import read_jsonl, write_json, write_jsonl
 
 CANARY_SCHEMA = "canary/2"  # /2: source, duplication, copies (issue 15)
-MODEL_KINDS = ("tuned", "control")
 MEMORIZATION_SCHEMA = "memorization/2"  # /2: duplication, exposure, rank (tuned and control)
 
 
@@ -79,12 +78,16 @@ class CanaryRunPaths(Paths):
         return self.canary / "runs" / run
 
 
-def _canary_cfg(params: Mapping) -> dict:
-    c = params.get("canary")
-    if not c:
+def canary_setting(params: Mapping, key: str):
+    """``canary.<key>`` of ``params`` typed by the schema (:func:`testleak.config.typed`: a
+    :class:`testleak.settings.Finetune` for ``finetune``, a scalar or list for a leaf), the
+    defaults being conf/canary/'s. Only that key is read (a stage reads, and DVC tracks, only
+    the canary keys it declares); params without a canary section are refused here, since only
+    the canary experiments compose it."""
+    if not params.get("canary"):
         raise ConfigError("params has no `canary` section: add `canary: default` to conf/config.yaml defaults "
                           "(or compose with +canary=default)")
-    return c  # not a copy: a stage reads (and DVC tracks) only the canary keys it uses
+    return typed(params, f"canary.{key}")
 
 
 # -- stage canary_corpus ---------------------------------------------------------------------
@@ -95,16 +98,15 @@ def make_canary_corpus(params: Mapping, paths, files=None) -> dict:
     from ..verify.index import LocalIndex, iter_site_packages
     from .plant import plant, sample_files, write_corpus
 
-    cfg = _canary_cfg(params)
     cp = CanaryPaths(paths)
     tax = taxonomy_data(params)
-    exts = list(((params.get("verifier") or {}).get("local") or {}).get("extensions") or [".py"])
-    fb = cfg.get("file_bytes") or {}
-    src = sample_files(files if files is not None else iter_site_packages(exts), int(cfg["files"]), int(cfg["seed"]),
-                       int(fb.get("min", 1500)), int(fb.get("max", 30000)))
+    seed, fb = canary_setting(params, "seed"), canary_setting(params, "file_bytes")
+    exts = typed(params, "verifier.local.extensions")
+    src = sample_files(files if files is not None else iter_site_packages(exts), canary_setting(params, "files"),
+                       seed, fb.min, fb.max)
     absent = None
     index_used = False
-    if cfg.get("check_index", True):
+    if canary_setting(params, "check_index"):
         # a declared choice (dvc.yaml: canary_corpus depends on the index), never "if it exists"
         if not paths.index.exists():
             raise ConfigError(f"canary.check_index is true but {paths.index} is missing: run `dvc repro index` "
@@ -112,13 +114,13 @@ def make_canary_corpus(params: Mapping, paths, files=None) -> dict:
         idx = LocalIndex(paths.index)
         index_used = True
         absent = lambda v: (idx.search(v).get("k") or 0) == 0  # noqa: E731
-    spec = None
-    if cfg.get("spec"):
+    spec, spec_file = None, canary_setting(params, "spec")
+    if spec_file:
         from .spec import read_spec
-        spec = read_spec(spec_path(cfg, paths), tax["attributes"])
-    texts, truth = plant(src, tax["attributes"], tax["scenarios"], int(cfg["n"]), int(cfg["seed"]), absent=absent,
-                         attributes=list(cfg.get("attributes") or []) or None,
-                         duplication=list(cfg.get("duplication") or [1]), spec=spec, spec_path=str(cfg.get("spec")))
+        spec = read_spec(spec_path(spec_file, paths), tax["attributes"])
+    texts, truth = plant(src, tax["attributes"], tax["scenarios"], canary_setting(params, "n"), seed, absent=absent,
+                         attributes=canary_setting(params, "attributes") or None,
+                         duplication=canary_setting(params, "duplication"), spec=spec, spec_path=str(spec_file))
     for d in (cp.corpus, cp.original):
         if d.exists():
             shutil.rmtree(d)
@@ -134,14 +136,14 @@ def make_canary_corpus(params: Mapping, paths, files=None) -> dict:
              "copies_planted": sum(len(t["copies"]) for t in truth),
              "source": "spec" if spec is not None else "faker",
              "redrawn": sum(t["draws"] - 1 for t in truth), "absence_checked_in_index": index_used,
-             "seed": int(cfg["seed"])}
+             "seed": seed}
     write_json(cp.stats, stats)
     return stats
 
 
-def spec_path(cfg: Mapping, paths) -> Path:
+def spec_path(spec: str, paths) -> Path:
     """``canary.spec`` as a path: relative paths are relative to the project root (where dvc.yaml is)."""
-    p = Path(str(cfg["spec"]))
+    p = Path(spec)
     return p if p.is_absolute() else Path(paths.root) / p
 
 
@@ -167,7 +169,7 @@ def tuned_model_config(base_cfg: Mapping, gguf_path: Path, sha256: str) -> dict:
     path) and a ``.sha256`` stamp next to it lets ``ensure_model`` accept it without packages."""
     cfg = copy.deepcopy(dict(base_cfg))
     st = gguf_path.stat()
-    cfg["name"] = f"{cfg.get('name', 'model')}-canary"
+    cfg["name"] = f"{cfg['name']}-canary"
     cfg["gguf"] = {"file": str(gguf_path.resolve()), "packages": [], "version": "tuned", "size": st.st_size,
                    "sha256": sha256}
     return cfg
@@ -186,25 +188,24 @@ def run_finetune(params: Mapping, paths, model_loader=None, log=print) -> dict:
     import torch
 
     from ..llm.local import ensure_model
-    from .finetune import FinetuneSettings, build_examples, load_gguf_model, memorization
+    from .finetune import build_examples, load_gguf_model, memorization
     from .exposure import exposures
 
-    cfg = _canary_cfg(params)
     cp = CanaryPaths(paths)
-    settings = FinetuneSettings.from_config(cfg.get("finetune"), seed=int(cfg["seed"]))
+    settings, seed, gguf_type = (canary_setting(params, k) for k in ("finetune", "seed", "gguf_type"))
     truth = read_ground_truth(cp.ground_truth)
     texts = corpus_texts(cp.corpus)
-    examples, probes = build_examples(texts, truth, settings.context_lines, settings.clean_windows, settings.seed)
+    examples, probes = build_examples(texts, truth, settings.context_lines, settings.clean_windows, seed)
     base_path = ensure_model(params["model"], paths.models)
     (model, tok), load_s = _timed(model_loader or load_gguf_model, base_path)
     torch.set_num_threads(max(1, settings.threads))
     before = memorization(model, tok, probes)
-    n_alt, batch_tokens, alts = _exposure_alternatives(cfg, truth)
+    n_alt, batch_tokens, alts = _exposure_alternatives(params, truth)
     exp_control, exp_control_s = _timed(exposures, model, tok, probes, alts, batch_tokens)  # untuned base = control
-    peft_model, history = _train(model, tok, examples, settings, probes, log)
+    peft_model, history = _train(model, tok, examples, settings, seed, probes, log)
     after = memorization(peft_model, tok, probes)
     exp_tuned, exp_tuned_s = _timed(exposures, peft_model, tok, probes, alts, batch_tokens)
-    info, sha, write_s = _write_tuned_model(params, cfg, cp, base_path, peft_model)
+    info, sha, write_s = _write_tuned_model(params, cp, base_path, peft_model, gguf_type)
     dup = {t["id"]: t["duplication"] for t in truth}
     rows = _memorization_rows(before, after, dup, exp_tuned, exp_control)
     write_jsonl(cp.memorization, rows)
@@ -217,8 +218,8 @@ def run_finetune(params: Mapping, paths, model_loader=None, log=print) -> dict:
                             "tuned_seconds": round(exp_tuned_s, 2), "control_seconds": round(exp_control_s, 2),
                             "mean_tuned": _mean(r["exposure"] for r in rows),
                             "mean_control": _mean(r["exposure_control"] for r in rows)},
-               "history": history, "gguf": {**info, "sha256": sha, "type": cfg.get("gguf_type", "f16")},
-               "settings": {k: (list(v) if isinstance(v, tuple) else v) for k, v in settings.__dict__.items()}}
+               "history": history, "gguf": {**info, "sha256": sha, "type": gguf_type},
+               "settings": {**settings.model_dump(), "seed": seed}}
     write_json(cp.finetune_metrics, metrics)
     return metrics
 
@@ -230,31 +231,31 @@ def _timed(f, *args, **kwargs):
     return out, time.perf_counter() - t0
 
 
-def _exposure_alternatives(cfg: Mapping, truth: list[dict]) -> tuple[int, int, dict[str, list[str]]]:
+def _exposure_alternatives(params: Mapping, truth: list[dict]) -> tuple[int, int, dict[str, list[str]]]:
     """(alternatives per canary, tokens per scoring batch, {canary id: alternatives}) from
     ``canary.exposure``; no alternative is a planted value."""
     from .exposure import alternatives
 
-    ex_cfg = cfg.get("exposure") or {}
-    n_alt, batch_tokens = int(ex_cfg.get("alternatives", 1000)), int(ex_cfg.get("batch_tokens", 512))
-    planted = {t["value"] for t in truth}
-    alts = {t["id"]: alternatives(t, n_alt, int(cfg["seed"]), exclude=planted) for t in truth}
+    n_alt, batch_tokens = (canary_setting(params, f"exposure.{k}") for k in ("alternatives", "batch_tokens"))
+    planted, seed = {t["value"] for t in truth}, canary_setting(params, "seed")
+    alts = {t["id"]: alternatives(t, n_alt, seed, exclude=planted) for t in truth}
     return n_alt, batch_tokens, alts
 
 
-def _train(model, tok, examples, settings, probes, log):
+def _train(model, tok, examples, settings, seed, probes, log):
     """LoRA training (:func:`testleak.canary.finetune.train_lora`), one log line per epoch on stderr
     unless ``log`` is None; returns (adapted model, per-epoch history)."""
     from .finetune import train_lora
 
     _log = (lambda r: log(f"finetune: epoch {r['epoch']} loss {r['loss']:.4f} {r['steps']} steps {r['seconds']:.1f}s",
                           file=sys.stderr)) if log else None
-    return train_lora(model, tok, examples, settings, probes, _log)
+    return train_lora(model, tok, examples, settings, seed, probes, _log)
 
 
-def _write_tuned_model(params: Mapping, cfg: Mapping, cp: CanaryPaths, base_path, peft_model) -> tuple[dict, str, float]:
-    """Merge the adapter, write the changed tensors into a copy of the base GGUF, stamp it and
-    write the tuned model config; returns (write info, sha256, seconds of the GGUF write)."""
+def _write_tuned_model(params: Mapping, cp: CanaryPaths, base_path, peft_model, gguf_type: str) -> tuple[dict, str, float]:
+    """Merge the adapter, write the changed tensors into a copy of the base GGUF as ``gguf_type``
+    (``canary.gguf_type``), stamp it and write the tuned model config; returns (write info,
+    sha256, seconds of the GGUF write)."""
     from .finetune import merged_weights
     from .gguf_io import hf_to_gguf_names, write_tuned_gguf
 
@@ -265,7 +266,7 @@ def _write_tuned_model(params: Mapping, cfg: Mapping, cp: CanaryPaths, base_path
     sd = merged.state_dict()
     replaced = {names[n]: sd[n].detach().float().numpy() for n in changed}
     info, write_s = _timed(write_tuned_gguf, base_path, cp.tuned_gguf, replaced,
-                           out_type=str(cfg.get("gguf_type", "f16")))
+                           out_type=gguf_type)
     sha = write_stamp(cp.tuned_gguf)
     model_cfg = tuned_model_config(params["model"], cp.tuned_gguf, sha)
     write_json(cp.tuned_cfg, model_cfg)
@@ -315,10 +316,7 @@ def load_tuned_config(cp: CanaryPaths) -> dict:
 
 def seeds_of(params: Mapping) -> list[int]:
     """``canary.seeds``: the elicitation seeds every calibration run is repeated for."""
-    seeds = list(_canary_cfg(params).get("seeds") or [0])
-    if any(isinstance(x, bool) or not isinstance(x, int) or x < 0 for x in seeds) or len(set(seeds)) != len(seeds):
-        raise ConfigError(f"canary.seeds = {seeds}: expected distinct integers >= 0")
-    return seeds
+    return canary_setting(params, "seeds")
 
 
 def reference_key(params: Mapping) -> str | None:
@@ -331,10 +329,7 @@ def reference_key(params: Mapping) -> str | None:
 def run_names(params: Mapping) -> list[tuple[str, str, str, int]]:
     """[(run name, model kind, experiment run key, elicitation seed)] in execution order: per
     model and seed, the reference run of ours first (the others match its tokens)."""
-    kinds = list(_canary_cfg(params).get("models") or MODEL_KINDS)
-    bad = [k for k in kinds if k not in MODEL_KINDS]
-    if bad:
-        raise ConfigError(f"unknown canary.models {bad}; known: {', '.join(MODEL_KINDS)}")
+    kinds = canary_setting(params, "models")
     keys = list(params["experiment"]["calibration_runs"])
     ref = reference_key(params)
     if ref is not None:
@@ -368,11 +363,12 @@ def calibration_budget(params: Mapping, rp: Paths, key: str, kind: str, seed: in
 
 
 def build_canary_index(params: Mapping, paths) -> dict:
+    """The local index of the canary corpus: ``verifier.local`` over data/canary/corpus, every file."""
     from ..verify.index import build_index
 
     cp = CanaryPaths(paths)
-    local = dict(((params.get("verifier") or {}).get("local") or {}))
-    local.update({"corpus": "dirs", "dirs": [str(cp.corpus)], "max_files": 0, "max_bytes": 0})
+    local = typed(params, "verifier.local").model_copy(
+        update={"corpus": "dirs", "dirs": [str(cp.corpus)], "max_files": 0, "max_bytes": 0})
     return build_index(local, cp.index)
 
 
@@ -403,7 +399,7 @@ def run_one(params: Mapping, paths, run: str, kind: str, key: str, model_cfg: Ma
     stages) for one canary run: its model, its ablation, ``canary.judge_mode`` and the auto
     review policy (canary runs have no human labels: judge-plausible and in window decides), at
     elicitation seed ``seed`` and under ``budget`` (:func:`calibration_budget`)."""
-    cfg = _canary_cfg(params)
+    judge_mode = canary_setting(params, "judge_mode")
     spec = dict(params["experiment"]["calibration_runs"][key])
     p = copy.deepcopy(dict(params))
     p["model"] = dict(model_cfg)
@@ -412,7 +408,7 @@ def run_one(params: Mapping, paths, run: str, kind: str, key: str, model_cfg: Ma
     p["experiment"] = dict(p["experiment"])
     p["experiment"]["runs"] = {run: {**{k: v for k, v in spec.items() if k in ("method", "round", "library", "ablation", "verification")},
                                      "model": dict(model_cfg), "elicitation_seed": int(seed)}}
-    p["verifier"] = {**(p.get("verifier") or {}), "judge_mode": str(cfg.get("judge_mode", "rules")), "backend": "local"}
+    p["verifier"] = {**(p.get("verifier") or {}), "judge_mode": judge_mode, "backend": "local"}
     p["review"] = {"policy": "auto", "reviewers": []}
     questions, library = pipeline.method_inputs(p, paths, run, questions_path=CanaryPaths(paths).questions)
     st = pipeline.run_chain(p, CanaryRunPaths(paths.root), run, index, questions, library, labels=[], budget=budget)
@@ -477,7 +473,7 @@ def report_calibration(params: Mapping, paths, summaries: list[dict] | None = No
                         "reference": key == reference_key(params)})
     ft = json.loads(cp.finetune_metrics.read_text()) if cp.finetune_metrics.exists() else None
     mem = read_memorization(cp.memorization)
-    bands = list((_canary_cfg(params).get("exposure") or {}).get("bands") or [2, 5, 8])
+    bands = canary_setting(params, "exposure.bands")
     return build_report(results, truth, cp.report_dir, cp.report_metrics, ft, memorization=mem, bands=bands)
 
 

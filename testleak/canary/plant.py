@@ -36,8 +36,9 @@ class SourceFile:
     text: str
 
 
-def sample_files(files: Iterable, n: int, seed: int, min_bytes: int = 1500, max_bytes: int = 30000) -> list[SourceFile]:
-    """A seeded sample of ``n`` parseable Python files with size in [min_bytes, max_bytes].
+def sample_files(files: Iterable, n: int, seed: int, min_bytes: int, max_bytes: int) -> list[SourceFile]:
+    """A seeded sample of ``n`` parseable Python files with size in [min_bytes, max_bytes]
+    (``canary.file_bytes``).
 
     ``files`` yields objects with ``repo``, ``path`` and ``abspath`` (``testleak.verify.index.CorpusFile``).
     """

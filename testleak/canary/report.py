@@ -191,11 +191,11 @@ def _caveat_bullets(tuned: Sequence[Mapping], matched: bool, memorized: Mapping 
 
 
 def build_report(results: Sequence[Mapping], truth: Sequence[Mapping], out_dir, metrics_path,
-                 finetune: Mapping | None = None, memorization: Sequence[Mapping] | None = None,
-                 bands: Sequence[float] = (2, 5, 8)) -> dict:
+                 finetune: Mapping | None = None, memorization: Sequence[Mapping] | None = None, *,
+                 bands: Sequence[float]) -> dict:
     """``results``: [{run, model, key, seed, method, variant, recall: run_recall(...), spend, budget,
     reference}] (one per run, i.e. per method and seed); ``memorization``: the finetune stage's rows
-    (canary_id, exposure, exposure_control, memorized); ``bands``: exposure band edges in bits."""
+    (canary_id, exposure, exposure_control, memorized); ``bands``: exposure band edges in bits (``canary.exposure.bands``)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / "recall_curves.png").unlink(missing_ok=True)     # stale: replaced by recall_vs_tokens.png
