@@ -12,7 +12,10 @@ variable name it is bound to, or None) :meth:`Detector.classify` returns
    ``XXXX``), obvious placeholders (``your_api_key``, ``changeme``, ``dummy``...), the key's
    own name as value (``password="password"``) or any compound field name of the taxonomy's
    lexicons (``old_password="new_password"``: ``Taxonomy.is_field_name``), multi-line text
-   (except PEM keys) and anything over 512 characters.
+   (except PEM keys) and anything over 512 characters. Under a key that names an attribute
+   (not a bare ``name``), one character, a masked value, a placeholder, the key's own name and
+   a run of symbols are a test's input all the same: kept with ``validity`` ``{"ok": False,
+   "reason"}`` (:data:`KEPT_UNDER_KEY`) for the format rules to reject, counted.
 2. Self-certifying formats win over any key (precedence: checksum-validated format > key
    lexicon > shape): an email (email-validator syntax, internationalized addresses
    included, no DNS) -> ``email``; a vendor secret prefix (``sk-``, ``sk_live_``, ``ghp_``,
@@ -88,14 +91,7 @@ _BICISH = re.compile(r"^[A-Za-z]{6}[A-Za-z0-9]{2}(?:[A-Za-z0-9]{3})?$")
 
 def non_value(v: str, key: str | None = None) -> bool:
     """True for strings that are not privacy values (see the module docstring, rule 1)."""
-    s = v.strip()
-    if len(s) < 2 or not _ALNUM.search(s):
-        return True
-    return _not_data(s, key)
-
-
-def _not_data(s: str, key: str | None) -> bool:
-    return _non_value(s, key) is not None
+    return _non_value(v.strip(), key) is not None
 
 
 _SYMBOL_BRACES = re.compile(r"(?<=[^\w\s])\{\}(?=[^\w\s])")  # "_+{}|" in a run of symbols: no format slot
@@ -108,12 +104,14 @@ def _symbols(s: str) -> bool:
 
 # non-values that are still a test's input when a key names their attribute: kept under
 # that key with validity ``{"ok": False, "reason"}`` (the rules step drops them, counted)
-KEPT_UNDER_KEY = {"masked": "a masked value", "placeholder": "a placeholder", "echo": "the key's own name",
-                  "symbols": "no letter or digit"}
+KEPT_UNDER_KEY = {"short": "one character", "masked": "a masked value", "placeholder": "a placeholder",
+                  "echo": "the key's own name", "symbols": "no letter or digit"}
 
 
 def _non_value(s: str, key: str | None) -> str | None:
     """Why the stripped literal ``s`` is no privacy value (rule 1), or None."""
+    if len(s) < 2:
+        return "short"
     pem = "PRIVATE KEY" in s and PEM.search(s)
     if not pem and (len(s) > 512 or s.count("\n") > 1):
         return "long"
@@ -127,7 +125,7 @@ def _non_value(s: str, key: str | None) -> str | None:
         return "placeholder"
     if key is not None and normalize_identifier(s) == normalize_identifier(key):
         return "echo"
-    return None
+    return None if _ALNUM.search(s) else "symbols"
 
 
 # what a keyed value lacks when it does not have its attribute's shape (never the value)
@@ -254,7 +252,9 @@ _KEY_PATTERN = {
 }
 _COLLECTION = re.compile(r"_(?:list|set|array|values|arr)$")
 _NUMBERED = re.compile(r"_?\d+$")
-_TITLED = re.compile(r"^(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Madam|Mme|Herr|Frau)\.?\s+\S", re.I)  # "Ms. 5": a person
+_TITLED = re.compile(r"^(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Madam|Mme|Herr|Frau)\.?\s+\S", re.I)  # "Mx. 41": a person
+
+
 def _key_holds_digits(attr: str | None, s: str) -> bool:
     """A run of digits is also a value of ``attr``: any account number, an identity or phone
     number of at most 15 digits (E.164's limit; 16+ digits under a phone key is a card)."""
@@ -362,16 +362,13 @@ class Detector:
         if not s or (len(s) < 2 and not _ALNUM.search(s)):
             return None
         a = self.attribute_for_key(key)
-        keyed_attr = a if a is not None and not self.bare_head(key) else None
-        why = _non_value(s, key) if len(s) >= 2 else None
-        if why is None and len(s) >= 2 and not _ALNUM.search(s):
-            why = "symbols"
+        why = _non_value(s, key)
         if self.taxonomy.is_field_name(v) and why != "echo":
             return None
-        if len(s) < 2 or why is not None:
-            if keyed_attr is None or (why is not None and why not in KEPT_UNDER_KEY):
+        if why is not None:
+            if a is None or self.bare_head(key) or why not in KEPT_UNDER_KEY:
                 return None
-            return keyed_attr, "lexicon", {"ok": False, "reason": KEPT_UNDER_KEY.get(why, "one character")}
+            return a, "lexicon", {"ok": False, "reason": KEPT_UNDER_KEY[why]}
         ok = {"ok": True}
         # 2. self-certifying shapes: e-mail, vendor key prefix, checksummed formats
         if "@" in s and self._has("email") and is_email(s):
