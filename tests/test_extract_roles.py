@@ -90,11 +90,11 @@ LEXICON_GAPS = [
     ("python", 'passed = "yes it did"', []),
     ("python", 'render = "Ann Lee"', []),  # one letter from `sender`, but the first
     # parts of an address and people named by their role
-    ("python", 'employee.country = "Germany"', [("Germany", "address")]),
+    ("python", 'employee.country = "Portugal"', [("Portugal", "address")]),
     ("python", 'employee.state_province = "NY"', [("NY", "address")]),
     ("python", 'state = "ACTIVE"', []),  # a bare state is a program's state
-    ("python", 'doctor = "Dr. Smith"', [("Dr. Smith", "name")]),
-    ("json", '{"地点": "New York"}', [("New York", "address")]),
+    ("python", 'doctor = "Dr. Adeyemi"', [("Dr. Adeyemi", "name")]),
+    ("json", '{"地点": "Lisbon"}', [("Lisbon", "address")]),
 ]
 
 
@@ -144,11 +144,11 @@ def test_keyed_values_without_shape_are_kept_with_validity(tax, lang, code, valu
 # symbol runs) are still kept under a key that names an attribute, with the reason; without
 # such a key, and for slots and format strings under any key, they are no candidate
 KEYED_NON_VALUES = [
-    ("python", 'access_token = "your_access_token_here"', "your_access_token_here", "auth_token", "a placeholder"),
-    ("java", 'String predefinedSecret = "predefined_secret";', "predefined_secret", "secret_key",
+    ("python", 'access_token = "your_bearer_goes_here"', "your_bearer_goes_here", "auth_token", "a placeholder"),
+    ("java", 'String storedSecret = "stored_secret";', "stored_secret", "secret_key",
      "the key's own name"),
-    ("python", 'api_key = "AKIAxxxxxxxxxx"', "AKIAxxxxxxxxxx", "secret_key", "a masked value"),
-    ("java", 'String userIdWithSpecialChar = "!@#$%^&*()";', "!@#$%^&*()", "username", "no letter or digit"),
+    ("python", 'api_key = "AKIAxxxxxxxxxxxx"', "AKIAxxxxxxxxxxxx", "secret_key", "a masked value"),
+    ("java", 'String userIdWithSpecialChar = "!#%&(@$^*)";', "!#%&(@$^*)", "username", "no letter or digit"),
 ]
 
 
@@ -164,7 +164,7 @@ def test_keyed_non_values_are_kept_for_the_rules(tax, lang, code, value, attr, r
 
 
 @pytest.mark.parametrize("lang,code", [
-    ("python", 'token = "your_token_here"\nlabel = "your_token_here"'),  # only the keyed one
+    ("python", 'token = "your_own_value"\nlabel = "your_own_value"'),  # only the keyed one
     ("python", 'greeting = "dummy value"'),
     ("python", 'email = "<EMAIL>"'),
     ("python", 'password = "{password}"'),
@@ -182,7 +182,7 @@ def test_a_symbol_run_is_no_format_string(tax):
 
 # a variable named after the field and then the case it tests
 QUALIFIED_KEYS = [
-    ("csharp", 'string userIdWithSpaces = " a123";', [(" a123", "username")]),
+    ("csharp", 'string userIdWithSpaces = " q771";', [(" q771", "username")]),
     ("java", 'String emailWithoutAt = "bob.example.com";', [("bob.example.com", "email")]),
     ("python", 'password_for_admin = "kestrel4x9"', [("kestrel4x9", "password")]),
     ("python", 'name_with_suffix = "weights.bin"', []),  # a bare name stays ambiguous
@@ -321,8 +321,8 @@ PROSE_FIELDS = [
     ("Note: the test covers it.\n```python\nassert f()\n```\nStatus: done\n", []),
     ("- `password`: \"cut off\n```python\nassert f()\n```\n", []),
     # an untagged output block in an answer whose code is Java (its language only a default)
-    ("```java\nclass T {}\n```\n**Expected Output**:\n```\nGenerated Password: z0r3v4w5t6\n```\n",
-     [("z0r3v4w5t6", "password")]),
+    ("```java\nclass T {}\n```\n**Expected Output**:\n```\nGenerated Password: k9m2p7q4w1\n```\n",
+     [("k9m2p7q4w1", "password")]),
     # descriptions of the tests, not values: a test's name as the field, a sentence as the value
     ("```java\nclass T {}\n```\n3. **Test Cases**:\n   - `TestIsAuthorized_AuthorizedUser`: Tests an authorized user.\n"
      "   - User: the user that logs in.\n   - Full name: Ann Lee\n", [("Ann Lee", "name")]),
@@ -347,9 +347,9 @@ def test_field_lines_of_prose_and_plain_output(tax, text, expected):
 
 # what a call's name says about its sole argument and about the value it returns
 CALLS = [
-    ("java", 'byte[] h = GenerateSecurePasswordHash("password123");', [("password123", "password")]),
+    ("java", 'byte[] h = GenerateSecurePasswordHash("swordfish9");', [("swordfish9", "password")]),
     ("python", 'user = find_user_by_email("ann@corp.io")', [("ann@corp.io", "email")]),
-    ("python", 'token = generate_token("user1")', []),  # the argument is what the token is made from
+    ("python", 'token = generate_token("member7")', []),  # the argument is what the token is made from
     ("python", 'validate_phone("+44 20 7946 0958")', [("+44 20 7946 0958", "phone")]),
     ("python", 'cfg = get_config("db.main")', []),
     # compared with a call's result: the callee names the value, unless it transforms its input
@@ -366,12 +366,12 @@ def test_what_a_call_says_about_its_values(tax, lang, code, expected):
 
 KEYS_AND_SHAPES = [
     # a title names a person under a bare `name`, whatever follows it
-    ("json", '{"name": "Carlos Lopez", "city": "New York", "name": "Ms. 5"}',
-     [("Carlos Lopez", "name"), ("New York", "address"), ("Ms. 5", "name")]),
+    ("json", '{"name": "Ann Lee", "city": "Oslo", "name": "Mx. 41"}',
+     [("Ann Lee", "name"), ("Oslo", "address"), ("Mx. 41", "name")]),
     ("python", 'name = "Mr. Robot"', [("Mr. Robot", "name")]),
     ("python", 'name = "weights.bin"', []),
     # a Luhn check passes 1 number in 10: it does not overrule an account key
-    ("python", 'account_number = "622214183015"', [("622214183015", "bank_statement")]),
+    ("python", 'account_number = "603719482052"', [("603719482052", "bank_statement")]),
     ("python", 'phone = "4242 4242 4242 4242"', [("4242 4242 4242 4242", "credit_card")]),
     # a number in arithmetic is an operand, not the key's value
     ("python", 'balance = 5000 * 12', []),
