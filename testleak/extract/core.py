@@ -35,9 +35,9 @@ from ..formats import CodeBlock, split_code_blocks
 from .detect import Detector
 from .lexer import comment_keys, cut_literal, lex
 from .lexkeys import collect_c_signatures
-from .literals import Literal, Parsed
+from .literals import TRANSFORMED_KEY, Literal, Parsed
 from .multivalue import split_values, sql_statements
-from .prose import field_lines, prose_spans
+from .prose import field_lines, mentions, prose_spans
 from .doctests import doctest_literals
 from .pyparse import collect_signatures, parse_python, parse_tree
 
@@ -204,6 +204,7 @@ def _parse_blocks(blocks: list[CodeBlock], attr_for, info: ExtractInfo,
                 info.errors.append(type(e).__name__)
         if lang in (None, "python") and ">>>" in b.code:
             parsed = _with_doctests(b.code, parsed, sigs, attr_for, info)
+        parsed = Parsed(parsed.literals + mentions(b.code, attr_for), parsed.tests, parsed.parser)
         per_block.append((b, lang, parsed))
     extra = _prose_doctests(text, blocks, sigs, attr_for, info) + field_lines(text, blocks, attr_for)
     return sorted(per_block + extra, key=lambda t: t[0].start)
@@ -277,13 +278,14 @@ def _candidates(text: str, per_block, det: Detector, excl: str, index_of, info: 
                 lits.append(lit)
         info.literals += len(lits)
         for lit in lits:
+            derived = lit.key == TRANSFORMED_KEY
             try:
-                hit = det.classify_detailed(lit.value, lit.key)
+                hit = det.classify_detailed(lit.value, None if derived else lit.key)
             except Exception as e:  # noqa: BLE001
                 info.errors.append(type(e).__name__)
                 continue
-            if hit is None:
-                continue
+            if hit is None or (derived and hit[1] in ("entropy", "hex64")):
+                continue  # a digest compared with hash_password(p) is no secret by its randomness
             attr, pattern, validity = hit
             if excl and lit.value in excl:
                 info.excluded += 1

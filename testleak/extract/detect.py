@@ -8,7 +8,7 @@ variable name it is bound to, or None) :meth:`Detector.classify` returns
 
 1. Non-values are dropped: empty or one character, no letter or digit, format strings
    (``{}``, ``{name}``, ``%s``, ``${x}``), regular expressions, slot placeholders
-   (``<EMAIL>``, also inside a string: ``Bearer <TOKEN>``), masked values (``***``,
+   (``<EMAIL>``, ``<Customer Email>``, also inside a string: ``Bearer <TOKEN>``), masked values (``***``,
    ``XXXX``), obvious placeholders (``your_api_key``, ``changeme``, ``dummy``...), the key's
    own name as value (``password="password"``) or any compound field name of the taxonomy's
    lexicons (``old_password="new_password"``: ``Taxonomy.is_field_name``), multi-line text
@@ -44,8 +44,8 @@ variable name it is bound to, or None) :meth:`Detector.classify` returns
    :data:`PHONE_REGIONS`) -> phone; street address ``<number> <words> Street|Ave|..`` ->
    address; for values without an attribute key only: ``0x`` + 64 hex -> secret_key
    (``hex64``); a 20+ character token of base64/hex characters with letters and digits and
-   Shannon entropy >= 4.0 bits per character (hex: 40+ characters, >= 3.0) -> secret_key
-   (``entropy``).
+   Shannon entropy >= 4.0 bits per character (hex: 40+ characters, >= 3.0) and no run of 10
+   letters or digits in order (a character set) -> secret_key (``entropy``).
 5. Otherwise no candidate. Dates of birth are never detected by shape alone.
 """
 
@@ -66,7 +66,7 @@ AMBIGUOUS_BARE = frozenset({"name"})
 _ALNUM = re.compile(r"[^\W_]", re.U)
 _FORMAT = re.compile(r"\{\}|\{\d+\}|\{[A-Za-z_][\w.\[\]]*(?:![rsa])?(?::[^{}]*)?\}|%[-+ #0]*\d*(?:\.\d+)?[sdifrxXeEgGc]\b|\$\{")
 _REGEX = re.compile(r"^\^|(?<![\d\s])\$$|\\[dwsbDWSB.]|\[(?:a-z|A-Z|0-9|\^)|\(\?[:=!<P]|\.[*+]|\[\^")
-_SLOT = re.compile(r"^<[A-Z][A-Z0-9_ -]*>$|<[A-Z][A-Z0-9_-]{2,}>")  # <EMAIL>, "Bearer <TOKEN>"
+_SLOT = re.compile(r"^<[A-Za-z][\w -]*>$|<[A-Z][A-Z0-9_-]{2,}>")  # <EMAIL>, <Customer Email>, "Bearer <TOKEN>"
 _MASKED = re.compile(r"\*{3,}|[xX]{4,}|•{3,}")
 _PLACEHOLDER = re.compile(
     r"(?:^|[^a-z])(?:your|placeholder|replace[-_ ]?me|change[-_ ]?me|insert|dummy|fake|redacted|lorem|todo|tbd)(?:[^a-z]|$)",

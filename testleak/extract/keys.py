@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 
 from ..taxonomy import Taxonomy, normalize_identifier
+from .literals import TRANSFORMED_KEY
 
 # attributes whose owner may be anything: secrets of a service are still secrets
 ROLE_FREE = frozenset({"password", "auth_token", "secret_key", "credit_card", "username", "email", "phone"})
@@ -79,7 +80,7 @@ first last full given family display social security national private seed sort 
 preference verification encryption signing refresh session auth api aws admin client customer owner holder person
 player driver citizen author screen emirates tax billing shipping mailing postal blood wallet address1 license
 licence cell pass mail party handle balance statement transaction condition conditions born vote voting login
-state
+state rate heart pulse signs vital
 """.split())
 
 # domain words of free-text attributes that their lexicons do not spell out
@@ -120,14 +121,21 @@ PRODUCERS = frozenset("generate gen random issue compute derive calculate get fe
 DERIVED = frozenset("hash hashed digest strength score checksum signature encryption length".split())
 
 
+# calls whose argument is the text that asks a person for the value
+PROMPTS = frozenset({"input", "raw_input", "getpass", "prompt", "askstring", "readline", "question"})
+
+
 def callee_arg_key(callee: str | None, attr_for, bound: str | None = None) -> str | None:
     """The key of a call's sole argument: the callee when it names an attribute
     (``validate_email("v")``); the field after ``by`` (``find_user_by_email``) or before a
     derived noun (``password_hash``, ``GenerateSecurePasswordHash``); no key when the callee
     produces the attribute from its argument (``generate_token("user1")``: nor does the name
-    the call is bound to name the argument); else ``bound``, the name the call is bound to."""
+    the call is bound to name the argument) nor when it asks for the value (:data:`PROMPTS`);
+    else ``bound``, the name the call is bound to."""
     if not callee:
         return bound
+    if callee in PROMPTS:
+        return None  # password = input("Enter your password: "): the text asks for the value
     parts = normalize_identifier(callee).split("_")
     if "by" in parts[:-1]:
         field = "_".join(parts[parts.index("by") + 1:])
@@ -147,11 +155,23 @@ def callee_arg_key(callee: str | None, attr_for, bound: str | None = None) -> st
 _TRANSFORMS = frozenset("hash hashed encrypt encrypted encode encoded digest mask masked sign signed".split())
 
 
+def compared_name_key(name: str | None) -> str | None:
+    """The key of a name a literal is compared with: the name, or
+    :data:`.literals.TRANSFORMED_KEY` when it says it holds a transform's output
+    (``encryptedPassword == "F3B3..."``: derived data)."""
+    if name and _TRANSFORMS & set(normalize_identifier(name).split("_")):
+        return TRANSFORMED_KEY
+    return name
+
+
 def result_key(callee: str | None) -> str | None:
     """The key of the value a call returns, when compared to a literal: the callee's name
-    (``generate_token(u) == "v"``: a token), none for a transform of its input."""
-    if not callee or _TRANSFORMS & set(normalize_identifier(callee).split("_")):
+    (``generate_token(u) == "v"``: a token); :data:`.literals.TRANSFORMED_KEY` for a
+    transform of its input (``hash_password(p) == "5f4d..."``: derived data)."""
+    if not callee:
         return None
+    if _TRANSFORMS & set(normalize_identifier(callee).split("_")):
+        return TRANSFORMED_KEY
     return callee
 
 

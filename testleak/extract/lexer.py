@@ -23,7 +23,14 @@ structure around a literal can be read with simple patterns:
   ``assertThat(x.getPhone()).isEqualTo("v")``, ``when(m.getName()).thenReturn("v")``) -> the
   subject's name; a value beside a ``field``/``type``/``name``... key holding an attribute
   name in the same object (``{field: 'password', input: 'v'}``) -> that name;
-- a string followed by ``:`` is a key, never the value of the string before it.
+- else an operand of an equality (``==``, ``===``, ``!=``, ``"v".Equals(x)``, ``x.equals("v")``)
+  -> the other operand's name, or the callee's for a call's result (``GenerateSecretKey() ==
+  "v"``); beside a transform's output (``HashPassword(p)``, ``encryptedCard``) the literal is
+  derived data (:data:`.literals.TRANSFORMED_KEY`); an assertion's message
+  (``Debug.Assert(ok, "...")``, ``console.assert``) is no value;
+- a string followed by ``:`` is a key, never the value of the string before it; after ``,`` a
+  field name keys the next value only when it opens the brackets (``put("email", v)``, not a
+  list of field labels).
 Afterwards :func:`comment_keys` binds keyless literals of a line to the attribute its
 trailing comment names when that comment also quotes one of them.
 Escapes are decoded for the value; the span is then the whole token.
@@ -42,7 +49,7 @@ import re
 
 from ..taxonomy import normalize_identifier as _norm
 from .lexkeys import (_BRACE, _IS_KEY, _WORD, _assert_key, _key_from_window, _match_close, _names_attribute,
-                      _positional_key, _row_key, _table_rows)
+                      _positional_key, _row_key, _table_rows, compare_key, is_message)
 from .lexkeys import collect_c_signatures  # noqa: F401 (re-exported: one home, .lexkeys)
 from .literals import DISCRIMINATORS, FIELD_WORD, Literal, Parsed
 
@@ -96,6 +103,7 @@ def _unescape(s: str) -> str:
 
 _BETWEEN_KEY = re.compile(r"^\s*(?::|=>|\]\s*:?=|\)\s*:?=)\s*$")
 _BETWEEN_COMMA = re.compile(r"^\s*,\s*$")
+_OPENS = re.compile(r"[(\[]\s*$")  # a field name then its value open the brackets: put("email", v), ("email", v)
 
 _TEST_MARKERS = re.compile(
     r"(?P<call>(?<![\w.$])(?:it|test)(?:\.(?:each|only|skip|concurrent))?\s*\()"
@@ -185,7 +193,7 @@ def _bind_keys(code: str, masked: str, toks: list[_Token], attr_for,
     parameter; else a sibling field discriminator or an equality assertion."""
     lits: list[Literal] = []
     rows = _table_rows(masked) if "struct" in masked else []
-    prev_end = 0
+    prev_start = prev_end = 0
     prev_val: str | None = None
     prev_is_str = False
     disc: tuple[str, int] | None = None  # (attribute name, end) of the last `field: "password"`
@@ -194,7 +202,7 @@ def _bind_keys(code: str, masked: str, toks: list[_Token], attr_for,
         between = masked[prev_end:s] if prev_is_str else None
         if between is not None and prev_val is not None and len(between) < 40 and \
                 (_BETWEEN_KEY.match(between) or (_BETWEEN_COMMA.match(between) and _names_attribute(prev_val, attr_for)
-                                                  and not _IS_KEY.match(masked, e))):
+                                                  and _OPENS.search(masked, max(0, prev_start - 40), prev_start) and not _IS_KEY.match(masked, e))):
             if _WORD.match(prev_val) or _BETWEEN_KEY.match(between):
                 key = prev_val
         if key is None and rows:
@@ -202,8 +210,12 @@ def _bind_keys(code: str, masked: str, toks: list[_Token], attr_for,
         if key is None:
             window = masked[max(0, s - 160):s]
             key = _key_from_window(window, masked, s, e, attr_for)
-        if key is None and sigs:
-            key = _positional_key(masked[max(0, s - 600):s], sigs)
+        if is_message(masked, s):
+            prev_start, prev_end, prev_val, prev_is_str = s, e, val, code[s] in "\"'`"
+            continue
+        if (key is None or not attr_for(key)) and sigs:
+            pk = _positional_key(masked[max(0, s - 600):s], sigs)
+            key = pk if key is None or (pk and attr_for(pk)) else key
         if key is not None and _norm(key) in DISCRIMINATORS:
             if FIELD_WORD.match(val) and attr_for(val):
                 disc = (val, e)
@@ -212,9 +224,9 @@ def _bind_keys(code: str, masked: str, toks: list[_Token], attr_for,
             if disc and s - disc[1] < 160 and not _BRACE.search(masked, disc[1], s) and not _IS_KEY.match(masked, e):
                 key = disc[0]
             else:
-                key = _assert_key(code, masked, s, attr_for) or key
+                key = _assert_key(code, masked, s, attr_for) or compare_key(masked, s, e, attr_for) or key
         lits.append(Literal(val, key, vs, ve))
-        prev_end, prev_val = e, val
+        prev_start, prev_end, prev_val = s, e, val
         prev_is_str = code[s] in "\"'`"
     return lits
 
@@ -239,18 +251,23 @@ def _comment_markers(language: str | None) -> tuple[str, ...]:
     return ("#",) if language in C_COMMENT_LANGS_EXCLUDED else ("//", "#") if language == "php" else ("//",)
 
 
+def _attribute_words(words: list[str], attr_for) -> str | None:
+    """The first word (or two words: ``Credit card``) of ``words`` that names an attribute."""
+    for i, w in enumerate(words):
+        if i + 1 < len(words) and attr_for(w + "_" + words[i + 1]):
+            return w + "_" + words[i + 1]
+        if attr_for(w):
+            return w
+    return None
+
+
 def _comment_key(comment: str, values: set[str], attr_for) -> str | None:
-    """The attribute word of a comment that quotes one of ``values`` (``# Username is "v"``):
-    the first word (or two words: ``Credit card``) before the quote that names an attribute."""
+    """The attribute word of a comment that quotes one of ``values``: before the quote
+    (``# Username is "v"``), else among the four words after it (``# 'ab' as the password``)."""
     for q in _QUOTED.finditer(comment):
         if (q.group(1) or q.group(2) or q.group(3)) in values:
-            words = _COMMENT_WORD.findall(comment[:q.start()])
-            for i, w in enumerate(words):
-                if i + 1 < len(words) and attr_for(w + "_" + words[i + 1]):
-                    return w + "_" + words[i + 1]
-                if attr_for(w):
-                    return w
-            return None
+            return (_attribute_words(_COMMENT_WORD.findall(comment[:q.start()]), attr_for)
+                    or _attribute_words(_COMMENT_WORD.findall(comment[q.end():])[:4], attr_for))
     return None
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 
-from .keys import callee_arg_key
-from .literals import ASSERT_CALLS
+from .keys import callee_arg_key, compared_name_key, result_key
+from .literals import ASSERT_CALLS, TRANSFORMED_KEY
 
 _IDENT = r"(?:[^\W\d]|\$)[\w$]*"  # any script: JavaScript and Java allow Unicode names
 # `name =`, `name :=`, `name:`, `Type name =`, `name: Type =`, `$name =`, `name =>` at the end
@@ -193,6 +193,16 @@ def _arg_name(text: str) -> str | None:
     return None if n in _NOT_NAMES else n
 
 
+def _call_result(arg: str) -> str | None:
+    """:func:`.keys.result_key` of an argument that is one call (``generatePassword("u")``)."""
+    text = arg.strip()
+    if not text.endswith(")"):
+        return None
+    o = _open_before(text, len(text) - 1)
+    m = _NAME_START.fullmatch(text[:o + 1]) if o > 0 else None
+    return _operand_key(m.group("n"), True) if m and m.group("call") else None
+
+
 def _assert_key(code: str, masked: str, s: int, attr_for) -> str | None:
     """The name a literal is compared with: another argument of an equality assertion
     (``assertEquals(List.of("v"), transactions)``, :data:`.literals.ASSERT_CALLS`), or the
@@ -219,8 +229,8 @@ def _assert_key(code: str, masked: str, s: int, attr_for) -> str | None:
             args.append((a0, end))
             for a, b in args:
                 if not a <= s < b:
-                    n = _arg_name(code[a:b])
-                    if n and attr_for(n):
+                    n = _arg_name(code[a:b]) or _call_result(masked[a:b])
+                    if n and (n == TRANSFORMED_KEY or attr_for(n)):
                         return n
             return None
         m = _SUBJECT.search(window[:start + 1]) if ")" in window[:start] else None
@@ -228,6 +238,81 @@ def _assert_key(code: str, masked: str, s: int, attr_for) -> str | None:
             n = _arg_name(code[lo + m.start("subj"):lo + m.end("subj")])
             return n if n and attr_for(n) else None
     return None
+
+
+_CMP_BEFORE = re.compile(r"(?<![=!<>])(?:===?|!==?)\s*$")
+_CMP_AFTER = re.compile(r"\s*(?:===?|!==?)(?!=)")
+_EQUALS = r"(?:equals|Equals|equalsIgnoreCase|EqualsIgnoreCase)"
+_EQUALS_AFTER = re.compile(r"\s*\.\s*" + _EQUALS + r"\s*\(")
+_EQUALS_BEFORE = re.compile(r"\.\s*" + _EQUALS + r"\s*\(\s*$")
+_NAME_END = re.compile(r"(?P<n>(?:[^\W\d]|\$)[\w$]*)\s*$")
+_NAME_START = re.compile(r"\s*!?\s*(?:new\s+)?(?:[\w$]+\s*(?:\(\s*\))?\s*\.\s*)*(?P<n>(?:[^\W\d]|\$)[\w$]*)\s*(?P<call>\()?")
+# calls whose arguments after the first are a message (``Debug.Assert(ok, "Test 3 failed")``)
+_MESSAGE_CALL = re.compile(r"(?:\b(?:Debug|Trace)\s*\.\s*Assert|\bconsole\s*\.\s*assert"
+                           r"|\bAssert\s*\.\s*(?:True|False|IsTrue|IsFalse)|\bassert\s*\.\s*ok|(?<![\w.$])assert)\s*\(\s*$")
+
+
+def _open_before(masked: str, close: int) -> int:
+    """Index of the bracket that the ``)`` at ``close`` closes (or -1)."""
+    depth = 0
+    for i in range(close, max(-1, close - 400), -1):
+        ch = masked[i]
+        if ch in ")]}":
+            depth += 1
+        elif ch in "([{":
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def _operand_key(name: str | None, call: bool) -> str | None:
+    if not name or name in _NOT_NAMES:
+        return None
+    return result_key(name) if call else compared_name_key(name)
+
+
+def _operand_before(masked: str, pos: int) -> str | None:
+    """The key of the operand that ends at ``pos``: a name (``user.email``) or a call's result."""
+    text = masked[max(0, pos - 300):pos].rstrip()
+    if text.endswith(")"):
+        o = _open_before(text, len(text) - 1)
+        m = _NAME_END.search(text[:o]) if o > 0 else None
+        return _operand_key(m.group("n"), True) if m else None
+    m = _NAME_END.search(text)
+    return _operand_key(m.group("n"), False) if m else None
+
+
+def _operand_after(masked: str, pos: int) -> str | None:
+    m = _NAME_START.match(masked, pos)
+    return _operand_key(m.group("n"), bool(m.group("call"))) if m else None
+
+
+def compare_key(masked: str, s: int, e: int, attr_for) -> str | None:
+    """The key of a literal compared with a name or a call's result: ``x.email == "v"``,
+    ``"v" === getToken()``, ``GenerateSecretKey() == "v"``, ``"v".Equals(authToken)``,
+    ``token.equals("v")``; :data:`.literals.TRANSFORMED_KEY` beside a transform's result;
+    only a key that names an attribute."""
+    key = None
+    if _CMP_AFTER.match(masked, e):
+        key = _operand_after(masked, _CMP_AFTER.match(masked, e).end())
+    elif _EQUALS_AFTER.match(masked, e):
+        key = _operand_after(masked, _EQUALS_AFTER.match(masked, e).end())
+    if key is None:
+        window = masked[max(0, s - 200):s]
+        m = _CMP_BEFORE.search(window) or _EQUALS_BEFORE.search(window)
+        if m:
+            key = _operand_before(masked, s - len(window) + m.start())
+    return key if key and (key == TRANSFORMED_KEY or attr_for(key)) else None
+
+
+def is_message(masked: str, s: int) -> bool:
+    """A literal passed as the message of an assertion (an argument after the first of
+    :data:`_MESSAGE_CALL`): the test's own text, never a value."""
+    window = masked[max(0, s - 400):s]
+    for start in _open_brackets(window, 1):
+        return window[start] == "(" and bool(_MESSAGE_CALL.search(window[:start + 1])) and _position(window[start + 1:]) >= 1
+    return False
 
 
 def _collection_key(window: str, attr_for) -> str | None:

@@ -23,6 +23,11 @@ class Literal:
     cut: bool = False  # an unterminated literal at the end of a cut-off answer
 
 
+# The key of a literal compared with what a transform returns (``hash_password(p) ==
+# "5f4d..."``): derived data, no attribute's value unless its own shape certifies one.
+TRANSFORMED_KEY = "<transformed>"
+
+
 @dataclass(frozen=True)
 class Parsed:
     literals: list[Literal]

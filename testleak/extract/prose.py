@@ -50,6 +50,24 @@ def _inline_assignments(prose: str, attr_for) -> list[Literal]:
             if m.group("v").strip() and attr_for(m.group("k")) is not None]
 
 
+# a value quoted right after the attribute it is: "with username 'admin1234'", "# identity
+# '123456789'", "password is \"x\"" (test names, comments, docstrings, prose); `=` and `:` are
+# the parsers' (code)
+_MENTION = re.compile(r"(?<![\w.$])(?P<w>(?:[^\W\d_]+[ \t]+)?[^\W\d_]+)(?:[ \t]+(?:is|was|as|of))?[ \t]+"
+                      r"(?P<q>[\"'`])(?P<v>[^\"'`\n]{2,80}?)(?P=q)(?!\w)")
+
+
+def mentions(code: str, attr_for) -> list[Literal]:
+    """Values quoted right after a word (or two) naming their attribute (:data:`_MENTION`)."""
+    out = []
+    for m in _MENTION.finditer(code):
+        words = m.group("w").split()
+        key = "_".join(words) if len(words) == 2 and attr_for("_".join(words)) else words[-1]
+        if attr_for(key) is not None and m.group("v").strip():
+            out.append(Literal(m.group("v"), key, m.start("v"), m.end("v")))
+    return out
+
+
 def _plain_text(b: CodeBlock) -> bool:
     """A fenced block of plain text: tagged so, or untagged (its language only a default)."""
     tag = b.info.split()[0].lower() if b.info.strip() else ""
@@ -78,7 +96,7 @@ def field_lines(text: str, blocks: list[CodeBlock], attr_for) -> list:
             if v.strip():
                 lits.append(Literal(v, key, s, s + len(v)))
         if seg.kind == "prose":
-            lits += _inline_assignments(seg.code, attr_for)
+            lits += _inline_assignments(seg.code, attr_for) + mentions(seg.code, attr_for)
         if lits:
             out.append((seg, None, Parsed(lits, [], "fields")))
     return out

@@ -12,7 +12,10 @@ Which literals, bound to which key (the name handed to the attribute lexicon):
   the call itself is bound to (``dob=parse("v")``); else, after a string argument that
   names an attribute (``setenv("API_KEY", "v")``), that string;
 - comparisons ``user.email == "v"`` and equality assertions ``assertEqual(password, "v")``
-  (:data:`.literals.ASSERT_CALLS`) -> the other operand's / argument's name;
+  (:data:`.literals.ASSERT_CALLS`) -> the other operand's / argument's name, or the callee's
+  for a call's result (``assertEqual(generate_api_key(), "v")``); a transform's output
+  (``hash_password(p) == "v"``, ``encrypted_card == "v"``) makes the literal derived data
+  (:data:`.literals.TRANSFORMED_KEY`: no candidate by its randomness alone);
 - a dict value whose key names no attribute, beside a ``field``/``type``/``name``... key
   whose value does (``{"field": "password", "input": "v"}``) -> that value;
 - list/tuple/set elements inherit the key of their container;
@@ -36,8 +39,8 @@ import ast
 import sys
 
 from ..taxonomy import normalize_identifier
-from .keys import callee_arg_key, result_key
-from .literals import ASSERT_CALLS, DISCRIMINATORS, FIELD_WORD, Literal, Parsed
+from .keys import callee_arg_key, compared_name_key, result_key
+from .literals import ASSERT_CALLS, DISCRIMINATORS, FIELD_WORD, TRANSFORMED_KEY, Literal, Parsed
 from .multivalue import sql_parameter_columns
 
 _DATE_CALLS = {"date", "datetime"}
@@ -294,7 +297,8 @@ class _Visitor:
             return self.call(node, key)
         if isinstance(node, ast.Compare):
             operands = [node.left] + list(node.comparators)
-            names = [_name_of(o) or (result_key(_callee(o)) if isinstance(o, ast.Call) else None) for o in operands]
+            names = [compared_name_key(_name_of(o)) or (result_key(_callee(o)) if isinstance(o, ast.Call) else None)
+                     for o in operands]
             for i, o in enumerate(operands):
                 other = next((names[j] for j in (i - 1, i + 1) if 0 <= j < len(names) and names[j]), None)
                 self.expr(o, other if _name_of(o) is None else None)
@@ -378,9 +382,13 @@ class _Visitor:
             self.expr(node.func, None)
         if name in ASSERT_CALLS and len(args) >= 2:
             names = [_name_of(a) for a in args]
+            results = [result_key(_callee(a)) if isinstance(a, ast.Call) else None for a in args]
             for i, a in enumerate(args):
                 others = [n for j, n in enumerate(names) if j != i and n and n not in ("self", "t")]
                 other = None if names[i] else next((n for n in others if self.attr_for(n)), None)
+                if other is None and not names[i] and not results[i]:  # assertEqual(make_token(u), "v")
+                    other = next((r for j, r in enumerate(results) if j != i and r and
+                                  (r == TRANSFORMED_KEY or self.attr_for(r))), None)
                 self.expr(a, other)
             for kw in node.keywords:
                 self.expr(kw.value, kw.arg)

@@ -49,10 +49,22 @@ def is_jwt(v: str) -> bool:
     return v.startswith("eyJ") and bool(JWT.match(v))
 
 
+def _alphabet_run(v: str, n: int = 10) -> bool:
+    """``v`` holds ``n`` or more consecutive characters of the alphabet or the digits in
+    order (``abcdefghij``, ``0123456789``): a character set, not a drawn token."""
+    run = 1
+    for a, b in zip(v, v[1:]):
+        run = run + 1 if ord(b) == ord(a) + 1 and a.isalnum() and b.isalnum() else 1
+        if run >= n:
+            return True
+    return False
+
+
 def is_entropy_token(v: str) -> bool:
     """A 20+ character base64/hex token with letters and digits and high entropy:
-    >= 4.0 bits/char, or for hex 40+ characters and >= 3.0 bits/char."""
-    if not _TOKENCHARS.match(v):
+    >= 4.0 bits/char, or for hex 40+ characters and >= 3.0 bits/char; no character set
+    (:func:`_alphabet_run`)."""
+    if not _TOKENCHARS.match(v) or _alphabet_run(v):
         return False
     if not (any(c.isdigit() for c in v) and any(c.isalpha() for c in v)):
         return False

@@ -1,0 +1,129 @@
+"""ExtractPII's fifth round: what a literal is compared with (a name, a call's result, a
+transform's output), assertion messages and prompts that are no values, values a comment or a
+test's name quotes after their attribute, lists of field labels, character sets. One table per
+rule; every value is invented."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from testleak.extract import extract
+from testleak.taxonomy import Taxonomy
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def tax() -> Taxonomy:
+    return Taxonomy.from_config(yaml.safe_load((ROOT / "testleak/resources/taxonomy_paper.yaml").read_text()))
+
+
+def got(tax, code, lang):
+    return sorted((c["value"], c["attribute"]) for c in extract(code, tax, language=lang))
+
+
+# C-like comparisons: the literal takes the other operand's name, or the callee's for a call's result
+COMPARISONS = [
+    ("csharp", 'Debug.Assert(GenerateSecretKey() == "Hq7Lm2xZ");', [("Hq7Lm2xZ", "secret_key")]),
+    ("csharp", 'return "Zr9!pass".Equals(userPassword);', [("Zr9!pass", "password")]),
+    ("java", 'if (token.equals("tk_4f8a9")) { ok(); }', [("tk_4f8a9", "auth_token")]),
+    ("javascript", 'if (user.getUsername() === "mo_k77") { go(); }', [("mo_k77", "username")]),
+    ("javascript", 'console.assert(api_key !== "kq82LmZx");', [("kq82LmZx", "secret_key")]),
+    # a name or call that says nothing keeps the literal keyless
+    ("javascript", 'if (mode === "Hq7Lm2xZ") { go(); }', []),
+]
+
+
+@pytest.mark.parametrize("lang,code,expected", COMPARISONS, ids=["call-result", "equals-arg", "receiver-equals",
+                                                                  "getter", "not-equal", "no-name"])
+def test_a_compared_literal_takes_the_other_operands_name(tax, lang, code, expected):
+    assert got(tax, code, lang) == expected
+
+
+# equality assertions whose other argument is a call: the callee's name (both parsers)
+CALL_RESULTS = [
+    ("python", 'self.assertEqual(generate_api_key(), "kq82LmZx")', [("kq82LmZx", "secret_key")]),
+    ("python", 'self.assertEqual(generate_password("mo_k77"), "Pl4x!Tr9")', [("Pl4x!Tr9", "password")]),
+    ("java", 'assertEquals("Pl4x!Tr9", generatePassword("mo_k77"));', [("Pl4x!Tr9", "password")]),
+]
+
+
+@pytest.mark.parametrize("lang,code,expected", CALL_RESULTS, ids=["python-no-args", "python-args", "java"])
+def test_an_asserted_call_result_takes_the_callees_name(tax, lang, code, expected):
+    assert got(tax, code, lang) == expected
+
+
+# what a transform returns is derived data: a digest compared with it is no secret
+TRANSFORMED = [
+    ("csharp", 'Debug.Assert(HashPassword("Qw9!xLp") == "9c1f0a7e5b3d2c4a6e8f0b1d3c5a7e9f1b3d5c7a9e1f3b5d7c9a1e3f5b7d9c1a");',
+     [("Qw9!xLp", "password")]),
+    ("python", 'assert hash_password("Qw9!xLp") == "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MAq7"', [("Qw9!xLp", "password")]),
+    ("javascript", 'console.assert(encryptedCard === "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MAq7");', []),
+    # a self-certifying shape still wins: a JWT compared with an encrypted token is a token
+    ("python", 'assert encrypted_token == "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl"',
+     [("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl", "auth_token")]),
+]
+
+
+@pytest.mark.parametrize("lang,code,expected", TRANSFORMED, ids=["csharp-hash", "python-hash", "encrypted-name", "jwt"])
+def test_a_transforms_output_is_derived_data(tax, lang, code, expected):
+    assert got(tax, code, lang) == expected
+
+
+def test_a_sole_argument_takes_the_parameter_name_of_the_signature(tax):
+    code = ('public static bool IsAuthorized(string authToken) { return authToken != null; }\n'
+            'var ok = IsAuthorized("tk_live_x9q");\n')
+    assert got(tax, code, "csharp") == [("tk_live_x9q", "auth_token")]
+
+
+# text that asks for or explains a value is no value
+NOT_VALUES = [
+    ("javascript", 'console.assert(ok === true, "The secret key is not as expected.");', []),
+    ("csharp", 'Debug.Assert(valid, "Password check failed for Zr9!pass");', []),
+    ("python", 'password = input("Enter your password: ")', []),
+    ("javascript", 'const pwd = prompt("Your password please");', []),
+    ("python", 'fields = ["Address Line 1", "City", "State", "Zip Code", "Employee Photo"]', []),
+    ("java", 'String customerEmail = "<Customer Email>";', []),
+    ("python", 'chars = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEF"', []),
+    # a field name opening a call or a tuple still keys the value after it
+    ("java", 'm.put("username", "mo_k77");', [("mo_k77", "username")]),
+]
+
+
+@pytest.mark.parametrize("lang,code,expected", NOT_VALUES, ids=["assert-message", "debug-message", "input-prompt",
+                                                                 "js-prompt", "field-labels", "slot", "charset",
+                                                                 "put-pair"])
+def test_messages_prompts_labels_and_charsets_are_no_values(tax, lang, code, expected):
+    assert got(tax, code, lang) == expected
+
+
+# values quoted after the attribute they are: trailing comments, test names, comments
+MENTIONS = [
+    ("python", 'CASES = [\n    ("ab", "zq81x"),  # \'ab\' as the password\n]\n',
+     [("ab", "password"), ("zq81x", "password")]),
+    ("javascript", 'it("rejects the username \'mo_k77\'", () => { expect(f()).toBe(false); });',
+     [("mo_k77", "username")]),
+    ("javascript", "// a user with identity '884213570'\nconst u = make();\n", [("884213570", "identity")]),
+    ("python", '# the label "Important" is shown\nx = 1\n', []),
+]
+
+
+@pytest.mark.parametrize("lang,code,expected", MENTIONS, ids=["comment-after", "test-name", "comment", "no-attribute"])
+def test_a_value_quoted_after_its_attribute(tax, lang, code, expected):
+    assert got(tax, code, lang) == expected
+
+
+# vital signs are medical data; the generic words of their keys name nothing alone
+MEDICAL = [
+    ("python", 'systolic_pressure = "Normal 120/80 mmHg"', [("Normal 120/80 mmHg", "medical_record")]),
+    ("python", 'heart_rate = "72 BPM"', [("72 BPM", "medical_record")]),
+    ("python", 'heart = "red heart"\nrate = "5 per min"\n', []),
+]
+
+
+@pytest.mark.parametrize("lang,code,expected", MEDICAL, ids=["pressure", "heart-rate", "generic-words"])
+def test_vital_sign_keys(tax, lang, code, expected):
+    assert got(tax, code, lang) == expected
