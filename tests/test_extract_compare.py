@@ -127,3 +127,23 @@ MEDICAL = [
 @pytest.mark.parametrize("lang,code,expected", MEDICAL, ids=["pressure", "heart-rate", "generic-words"])
 def test_vital_sign_keys(tax, lang, code, expected):
     assert got(tax, code, lang) == expected
+
+
+# round 6: a placeholder spelling out its attribute, dates under statement and record keys, and
+# the signature before a value read as a field name
+ROUND6 = [
+    ("csharp", 'byte[] k = Encoding.UTF8.GetBytes("your_secret_key");', [("your_secret_key", "secret_key")]),
+    ("python", 'expected = "YOUR-AUTH-TOKEN-HERE"', [("YOUR-AUTH-TOKEN-HERE", "auth_token")]),
+    ("python", 'answer = input("Enter your password: ")\nnote = "your text here"\n', []),
+    ("csharp", 'var bankStatements = new List<string> { "2023-10-15 09:00 AM", "Rent 1200.00" };',
+     [("Rent 1200.00", "bank_statement")]),
+    ("java", 'card.setExpiryDate("2029-05-31");', [("2029-05-31", "credit_card")]),
+    ("csharp", 'static bool Login(string username, string password) { return true; }\n'
+               'Debug.Assert(Login("admin", "Vq8!mLz2") == true);\n', [("Vq8!mLz2", "password"), ("admin", "username")]),
+]
+
+
+@pytest.mark.parametrize("lang,code,expected", ROUND6, ids=["named-placeholder", "named-slug", "prompts-and-prose",
+                                                             "statement-date", "expiry-date", "signature-first"])
+def test_round6_rules(tax, lang, code, expected):
+    assert got(tax, code, lang) == expected

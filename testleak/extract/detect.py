@@ -73,6 +73,15 @@ _PLACEHOLDER = re.compile(
     re.I,
 )
 
+# the words a placeholder wraps around the attribute it stands for
+_FILLER = frozenset("your my the a an here placeholder insert replace me change dummy fake goes actual real "
+                    "value example sample".split())
+# a date alone (``2023-10-15``, ``2023-10-15 09:00 AM``, ``15/10/2023``) under these keys is a
+# transaction or record date, not the statement or the record
+_DATE_ONLY = re.compile(r"^(?:\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[./]\d{1,2}[./]\d{4})(?:[ T]\d{1,2}:\d{2}(?::\d{2})?\s?(?:[AaPp][Mm])?)?$")
+_UNDATED = frozenset({"bank_statement", "medical_record"})
+_SLUG = re.compile(r"^[A-Za-z][\w-]*$")
+
 # --- shapes ---------------------------------------------------------------------------
 _STREET = re.compile(
     r"^\d{1,6}[A-Za-z]?\s+(?:[A-Za-z0-9.'-]+\s+){0,5}"
@@ -365,10 +374,14 @@ class Detector:
         why = _non_value(s, key)
         if self.taxonomy.is_field_name(v) and why != "echo":
             return None
+        if why == "placeholder" and a is None:
+            a = self._named_by(s)  # "your_secret_key_here": a placeholder that names its attribute
         if why is not None:
             if a is None or self.bare_head(key) or why not in KEPT_UNDER_KEY:
                 return None
             return a, "lexicon", {"ok": False, "reason": KEPT_UNDER_KEY[why]}
+        if a in _UNDATED and _DATE_ONLY.match(s):
+            return None  # a transaction or record date under a bank or medical key: no value
         ok = {"ok": True}
         # 2. self-certifying shapes: e-mail, vendor key prefix, checksummed formats
         if "@" in s and self._has("email") and is_email(s):
@@ -401,6 +414,14 @@ class Detector:
         if a == "credit_card" and _card_part(key) != "number":
             shape = "a CVV (3-4 digits)" if _card_part(key) == "cvv" else "an expiry (MM/YY)"
         return a, "lexicon", {"ok": False, "reason": f"keyed {a} value without {shape}"}
+
+    def _named_by(self, s: str) -> str | None:
+        """The attribute a placeholder spells out once its filler words go (``your_secret_key``,
+        ``YOUR-AUTH-TOKEN-HERE``), or None."""
+        if not _SLUG.match(s):
+            return None  # "Enter your password: " asks for a value
+        words = [w for w in normalize_identifier(s).split("_") if w and w not in _FILLER]
+        return self.attribute_for_key("_".join(words)) if 0 < len(words) <= 3 else None
 
     def _weak_shape(self, s: str, keyed: bool) -> tuple[str, str] | None:
         """4. weak shapes (module docstring)."""

@@ -198,13 +198,13 @@ def _bind_keys(code: str, masked: str, toks: list[_Token], attr_for,
     prev_is_str = False
     disc: tuple[str, int] | None = None  # (attribute name, end) of the last `field: "password"`
     for (s, e, val, vs, ve) in toks:
-        key = None
+        key, by_comma = None, False
         between = masked[prev_end:s] if prev_is_str else None
         if between is not None and prev_val is not None and len(between) < 40 and \
                 (_BETWEEN_KEY.match(between) or (_BETWEEN_COMMA.match(between) and _names_attribute(prev_val, attr_for)
                                                   and _OPENS.search(masked, max(0, prev_start - 40), prev_start) and not _IS_KEY.match(masked, e))):
             if _WORD.match(prev_val) or _BETWEEN_KEY.match(between):
-                key = prev_val
+                key, by_comma = prev_val, not _BETWEEN_KEY.match(between)
         if key is None and rows:
             key = _row_key(masked, s, rows)
         if key is None:
@@ -213,7 +213,7 @@ def _bind_keys(code: str, masked: str, toks: list[_Token], attr_for,
         if is_message(masked, s):
             prev_start, prev_end, prev_val, prev_is_str = s, e, val, code[s] in "\"'`"
             continue
-        if (key is None or not attr_for(key)) and sigs:
+        if (key is None or by_comma or not attr_for(key)) and sigs:  # the signature outranks a value read as a field name
             pk = _positional_key(masked[max(0, s - 600):s], sigs)
             key = pk if key is None or (pk and attr_for(pk)) else key
         if key is not None and _norm(key) in DISCRIMINATORS:
