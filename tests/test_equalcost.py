@@ -180,9 +180,9 @@ def test_baselines_spend_the_target_tokens_through_the_gateway(method, tmp_path,
     the target, keep every response issued, and a rerun from the response cache sends nothing and
     stops at the same response."""
     from testleak.baselines import run_codebreaker, run_codexleaks
+    from testleak.config import typed
     from testleak.llm import open_gateway
     from testleak.paths import Paths
-    from testleak.taxonomy import Taxonomy
     from tests.fake_openai import FakeOpenAI, completion_body
 
     monkeypatch.setenv("FAKE_KEY", "sk-fake")
@@ -190,13 +190,12 @@ def test_baselines_spend_the_target_tokens_through_the_gateway(method, tmp_path,
     with FakeOpenAI() as srv:
         srv.answer = lambda body: completion_body("'mila.k@tutanota.de'\n", completion_tokens=_tokens_of(body))
         p = _fake_params(srv)
-        tax = Taxonomy.from_config(p)
         results = []
         for attempt in range(2):
             before = len(srv.requests)
             budget = ResponseBudget(target_tokens=1500, max_responses=400, reference="ours")
             with open_gateway(p["model"], paths=Paths(tmp_path), cache_dir=tmp_path / "cache") as gw:
-                recs = runner(p, gw, tax, budget, seed=3)
+                recs = runner(typed(p, "baselines"), p["model"], ["email", "password"], gw, budget, seed=3)
             sent = len(srv.requests) - before
             toks = [r["turn1"]["usage"]["completion_tokens"] for r in recs]
             results.append((len(recs), sum(toks), sent, budget.summary()))
