@@ -22,13 +22,14 @@ Artifacts: :func:`write_artifact` writes a stage's records (tagged with their sc
 from __future__ import annotations
 
 from contextlib import contextmanager, nullcontext
+from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from . import methods
 from .baselines.published import PUBLISHED, passthrough_verdicts, run_protocol
 from .config import BASELINE_METHODS, run_model, run_spec, typed
 from .echo import mark_echoes
-from .equalcost import MATCH_OURS
+from .equalcost import MATCH_OURS, ResponseBudget, as_budget, response_budget
 from .errors import ConfigError, DataError
 from .elicit.responses import ElicitSettings
 from .extract import candidates_from_responses
@@ -39,10 +40,10 @@ from .library.division import get_scorer
 from .library.figures import division_scores_figure, embedding_figure
 from .library.rounds import build_round, leak_instances
 from .llm import open_gateway
-from .llm.answers import answer_settings
 from .llm.budget import budget_settings
 from .paths import RUN_STAGES, Paths
 from .records import read_jsonl, write_json, write_jsonl
+from .settings import RunBudget
 from .taxonomy import Taxonomy
 from .verify.judge import judge_candidates, load_fragments, summarize as summarize_verdicts
 from .verify.review import agreement, confirm, read_labels, summarize_confirmed
@@ -139,8 +140,28 @@ def judge_gateway(params: Mapping, paths: Paths, run: str | None = None, stage: 
             yield gw
     else:
         with open_gateway(params["judge"], paths=paths, attribution={"stage": stage, "run": run},
-                          budget=budget_settings(params), answers=answer_settings(params)) as gw:
+                          budget=budget_settings(typed(params, "budget"), typed(params, "experiment.name")),
+                          answers=typed(params, "answers")) as gw:
             yield gw
+
+
+def run_budget(params: Mapping, run: str, root: str | Path, max_tokens_per_response: int | None = None,
+               usd=None) -> ResponseBudget | None:
+    """What ``run`` may spend in its responses stage (:func:`testleak.equalcost.response_budget`):
+    its entry's ``budget`` (resolved at composition) and ``max_error_share``; the reference run's
+    stats are read under ``root``. A hand-written run without a budget (tests) spends
+    ``experiment.baseline_budget`` responses (a baseline; None for ours)."""
+    spec = run_spec(params, run)
+    b = spec.get("budget")
+    if not b:
+        n = typed(params, "experiment.baseline_budget")
+        if n == MATCH_OURS:
+            raise ConfigError(f"experiment.runs.{run}.budget is missing: recompose params.yaml with `testleak params`")
+        return None if spec.get("method") == "ours" else as_budget(int(n or 0))
+    budget = RunBudget.model_validate(dict(b), strict=True)
+    if budget.kind == "own":
+        return None
+    return response_budget(run, budget, typed(params, "max_error_share"), root, max_tokens_per_response, usd)
 
 
 def review_judges_here(params: Mapping, run: str) -> bool:
@@ -162,8 +183,8 @@ def responses(params: Mapping, run: str, gateway, questions: list[dict] | None =
     """The run's method (looked up in :mod:`testleak.methods`) against the run's model under
     test (``gateway``, opened on :func:`testleak.config.run_model`), given its typed inputs
     (:class:`testleak.methods.RunInputs`). ``budget``: a baseline's
-    :class:`testleak.equalcost.ResponseBudget` (:func:`testleak.equalcost.run_budget`; None: the
-    experiment's integer ``baseline_budget``); its summary goes to the stats (``budget``)."""
+    :class:`testleak.equalcost.ResponseBudget` (:func:`run_budget`; None: the experiment's
+    integer ``baseline_budget``); its summary goes to the stats (``budget``)."""
     settings = ElicitSettings.from_params(params, run)
     m = methods.get(settings.method)
     baseline = m.name in BASELINE_METHODS
@@ -183,7 +204,7 @@ def _experiment_budget(params: Mapping, run: str) -> int:
     n = typed(params, "experiment.baseline_budget")
     if n == MATCH_OURS:
         raise ConfigError(f"run {run!r}: experiment.baseline_budget is {MATCH_OURS}, which needs the "
-                          f"reference run's spend (testleak.equalcost.run_budget): pass it as the budget")
+                          f"reference run's spend (testleak.pipeline.run_budget): pass it as the budget")
     return int(n)
 
 
@@ -381,7 +402,7 @@ def run_chain(params: Mapping, paths: Paths, run: str, backend, questions: list[
     spec = run_spec(params, run)
     out: dict[str, dict] = {}
     with open_gateway(run_model(params, run), paths=paths, attribution={"stage": "responses", "run": run},
-                      seed=int(spec.get("elicitation_seed") or 0), answers=answer_settings(params)) as gw:
+                      seed=int(spec.get("elicitation_seed") or 0), answers=typed(params, "answers")) as gw:
         resps, out["responses"] = responses(params, run, gw, questions, library, budget)
     write_artifact(paths, "responses", run, resps, out["responses"])
     cands, out["candidates"] = candidates(params, run, resps, paths.models)
@@ -398,5 +419,5 @@ def run_chain(params: Mapping, paths: Paths, run: str, backend, questions: list[
     return out
 
 
-__all__ = ["write_artifact", "read_artifact", "method_inputs", "judge_fragments", "review_labels", "judge_gateway", "review_asks_judge", "review_judges_here",
+__all__ = ["write_artifact", "read_artifact", "run_budget", "method_inputs", "judge_fragments", "review_labels", "judge_gateway", "review_asks_judge", "review_judges_here",
            "open_backend", "responses", "candidates", "judged", "verified", "confirmed", "run_chain"]

@@ -43,7 +43,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from . import methods, pipeline
 from .config import run_model, run_spec, typed
-from .equalcost import MATCH_OURS, ResponseBudget, run_budget
+from .equalcost import MATCH_OURS, ResponseBudget
 from .elicit import generate_questions
 from .elicit.questions import generic_questions, question_prompt
 from .elicit.responses import ElicitSettings
@@ -169,7 +169,7 @@ SAMPLE_RESPONSES = 200   # a match_ours baseline whose reference has not run: re
 
 def _run_budget(params: Mapping, run: str, paths: Paths, rows: list[dict], notes: list[str],
                 history: "History", settings) -> tuple[Any, float]:
-    """A baseline's budget (testleak/equalcost.py) and the factor its planned rows are scaled by.
+    """A baseline's budget (:func:`testleak.pipeline.run_budget`) and the factor its planned rows are scaled by.
 
     Under match_ours, before its reference has run, the target is the completion tokens planned
     for the reference above (its runs come first in the protocol); the responses needed are
@@ -179,7 +179,7 @@ def _run_budget(params: Mapping, run: str, paths: Paths, rows: list[dict], notes
     otherwise dry-run tens of thousands of responses)."""
     b = run_spec(params, run).get("budget") or {}
     if b.get("kind") != MATCH_OURS or (paths.root / b["reads"]).exists():
-        return run_budget(params, run, paths.root), 1.0
+        return pipeline.run_budget(params, run, paths.root), 1.0
     planned = sum(r["completion_tokens"] for r in rows if r["stage"] == "responses" and r["run"] == b["reference"])
     method = settings.method
     max_tokens = typed(params, f"baselines.{method}.sampling.max_tokens")

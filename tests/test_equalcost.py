@@ -9,8 +9,9 @@ import json
 import pytest
 
 from testleak.config import compose_dict
-from testleak.equalcost import (MATCH_OURS, ResponseBudget, fill_budgets, reference_run, run_budget)
+from testleak.equalcost import MATCH_OURS, ResponseBudget, fill_budgets, reference_run
 from testleak.errors import ConfigError, DataError
+from testleak.pipeline import run_budget
 
 
 def _drive(budget: ResponseBudget, tokens: list[int]) -> list[int]:
@@ -147,11 +148,14 @@ def test_run_budget_reads_the_reference_stats(tmp_path):
     assert (b.unit, b.target_tokens) == ("test_cases", 31)
 
 
-def test_hand_written_runs_get_the_budget_composition_would_give():
-    p = compose_dict(["experiment=tiny", "experiment.baseline_budget=3"])
+def test_hand_written_runs_get_the_budget_composition_would_give(tmp_path):
+    p = compose_dict(["experiment=tiny", "experiment.baseline_budget=3", "max_error_share=0.4"])
     p["experiment"]["runs"]["codexleaks"] = {"method": "codexleaks", "round": 0, "library": "x"}
+    assert run_budget(p, "codexleaks", tmp_path).summary()["responses"] == 3   # no budget: experiment.baseline_budget
     fill_budgets(p)
     assert p["experiment"]["runs"]["codexleaks"]["budget"]["responses"] == 3
+    b = run_budget(p, "codexleaks", tmp_path)        # the entry's budget, failures bounded by max_error_share
+    assert (b.responses, b.max_failed) == (3, 1)
 
 
 # ----------------------------------------------------------------------------- both baselines, real gateway
