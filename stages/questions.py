@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import sys
 
+from testleak.config import typed
 from testleak.elicit import generate_questions
 from testleak.llm import open_gateway
-from testleak.paths import Paths
-from testleak.llm.answers import answer_settings
 from testleak.llm.budget import budget_settings
+from testleak.paths import Paths
 from testleak.stage import check_errors, check_gateways, entry, load_stage_params
 from testleak.records import write_json, write_jsonl
 from testleak.taxonomy import Taxonomy
@@ -24,10 +24,11 @@ def main(argv: list[str] | None = None) -> int:
     paths = Paths()
     params = load_stage_params()
     tax = Taxonomy.from_config(params)
-    exp = params["experiment"]
     with open_gateway(params["questioner"], paths=paths, attribution={"stage": "questions"},
-                      budget=budget_settings(params), answers=answer_settings(params)) as gw:
-        questions, stats = generate_questions(tax, exp["scenarios"], int(exp["questions_per_scenario"]), gw)
+                      budget=budget_settings(typed(params, "budget"), typed(params, "experiment.name")),
+                      answers=typed(params, "answers")) as gw:
+        questions, stats = generate_questions(tax, typed(params, "experiment.scenarios"),
+                                              typed(params, "experiment.questions_per_scenario"), gw)
     n = write_jsonl(paths.questions, questions, kind="question")
     write_json(paths.questions_stats, {"questioner": params["questioner"]["name"],
                                    "scenarios": [s.to_dict() for s in stats], "questions": n, **gw.meter.summary(),

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 
 from testleak.paths import Paths
-from testleak.report import build_reports, load_inputs
+from testleak.report import ReportSettings, build_reports, load_inputs
 from testleak.stage import entry, load_stage_params
 from testleak.taxonomy import Taxonomy
 
@@ -25,13 +25,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     p = load_stage_params()
     paths = Paths()
-    if not p["experiment"]["runs"]:
+    cfg = ReportSettings.from_params(p)
+    if not cfg.runs:
         # experiment=canary runs its calibration runs inside canary_report: no metrics@RUN. The deps
         # data/metrics and metrics/plots still exist (kept in git: tests/test_stage_deps_exist.py).
-        print(f"report: experiment {p['experiment']['name']!r} has no per-run stages (experiment.runs is empty); "
+        print(f"report: experiment {cfg.experiment!r} has no per-run stages (experiment.runs is empty); "
               "the tables below are empty", file=sys.stderr)
-    metrics, curves = load_inputs(p, paths)
-    files = build_reports(p, metrics, curves, Taxonomy.from_config(p), paths.reports)
+    metrics, curves = load_inputs(cfg.experiment, cfg.runs, paths)
+    files = build_reports(cfg, metrics, curves, Taxonomy.from_config(p), paths.reports)
     missing = [r for r, m in metrics.items() if m is None]
     print(f"report: wrote {len(files)} files under {paths.reports}" + (f"; not run: {', '.join(missing)}" if missing else ""))
     return 0

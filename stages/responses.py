@@ -14,11 +14,9 @@ from __future__ import annotations
 import sys
 
 from testleak import pipeline
-from testleak.config import run_model
-from testleak.equalcost import run_budget
+from testleak.config import run_model, typed
 from testleak.llm import open_gateway
 from testleak.paths import Paths
-from testleak.llm.answers import answer_settings
 from testleak.llm.budget import budget_settings, cost_usd
 from testleak.stage import check_errors, check_gateways, entry, stage_params
 
@@ -30,9 +28,10 @@ def main(argv: list[str]) -> int:
     model = run_model(params, run)
     price = model.get("price")
     # a baseline's responses or ours' spend to match (experiment.baseline_unit)
-    budget = run_budget(params, run, paths.root, usd=(lambda p, c: cost_usd(price, p, c)) if price else None)
+    budget = pipeline.run_budget(params, run, paths.root, usd=(lambda p, c: cost_usd(price, p, c)) if price else None)
     with open_gateway(model, paths=paths, attribution={"stage": "responses", "run": run},
-                      budget=budget_settings(params), answers=answer_settings(params)) as gw:
+                      budget=budget_settings(typed(params, "budget"), typed(params, "experiment.name")),
+                      answers=typed(params, "answers")) as gw:
         records, stats = pipeline.responses(params, run, gw, questions, library, budget)
     pipeline.write_artifact(paths, "responses", run, records, stats)
     print(f"responses@{run}: " + ", ".join(f"{k}={v}" for k, v in stats.items() if k not in ("run", "llm", "budget")),

@@ -55,6 +55,7 @@ from typing import Any, Mapping, Sequence
 
 from .errors import ConfigError, DataError
 from .records import read_json
+from .settings import RunBudget
 
 MATCH_OURS = "match_ours"
 #: Units a baseline's budget can be matched to ours in (``experiment.baseline_unit``).
@@ -341,38 +342,29 @@ def reference_amount(stats: Mapping, path: str | Path, unit: str) -> float:
     return int(stats[key])
 
 
-def run_budget(params: Mapping, run: str, root: str | Path, max_tokens_per_response: int | None = None,
-               usd=None) -> ResponseBudget | None:
-    """The :class:`ResponseBudget` of a baseline ``run`` (None for ours), reading the reference
-    run's responses stats under ``root`` for ``match_ours``; ``usd``: (prompt, completion tokens)
-    -> USD at the run's model's price (unit usd)."""
-    spec = dict(((params.get("experiment") or {}).get("runs") or {}).get(run) or {})
-    if not spec:
-        raise ConfigError(f"unknown run {run!r} (experiment.runs in params.yaml)")
-    b = spec.get("budget")
-    if not b:   # hand-written params without run budgets: the experiment's integer
-        n = (params.get("experiment") or {}).get("baseline_budget")
-        if n == MATCH_OURS:
-            raise ConfigError(f"experiment.runs.{run}.budget is missing: recompose params.yaml with `testleak params`")
-        return None if spec.get("method") == "ours" else as_budget(int(n or 0))
-    if b["kind"] == "own":
+def response_budget(run: str, budget: RunBudget, max_error_share: float, root: str | Path,
+                    max_tokens_per_response: int | None = None, usd=None) -> ResponseBudget | None:
+    """The :class:`ResponseBudget` of ``run`` for its ``budget`` entry (``experiment.runs.RUN.budget``;
+    None for ``own``, ours), reading the reference run's responses stats under ``root`` for
+    ``match_ours``; at most ``max_error_share`` of its responses may fail; ``usd``: (prompt,
+    completion tokens) -> USD at the run's model's price (unit usd)."""
+    if budget.kind == "own":
         return None
-    share = float(params["max_error_share"])
-    if b["kind"] == "responses":
-        return ResponseBudget(responses=int(b["responses"]), max_failed=int(share * int(b["responses"])))
-    p = Path(root) / b["reads"]
+    if budget.kind == "responses":
+        return ResponseBudget(responses=budget.responses, max_failed=int(max_error_share * budget.responses))
+    p = Path(root) / budget.reads
     if not p.exists():
-        raise DataError(f"responses@{run} matches the completion tokens of run {b['reference']!r} "
-                        f"(experiment.baseline_budget: {MATCH_OURS}), but {b['reads']} does not exist: run "
-                        f"`dvc repro responses@{b['reference']}` first")
-    stats = read_json(p, f"rerun `dvc repro responses@{b['reference']}`")
-    unit = check_unit(b.get("unit"))
-    return ResponseBudget(target_tokens=reference_amount(stats, b["reads"], unit), max_responses=int(b["max_responses"]),
-                          max_tokens_per_response=max_tokens_per_response, reference=b["reference"],
-                          max_failed=int(share * int(b["max_responses"])), unit=unit, usd=usd)
+        raise DataError(f"responses@{run} matches the completion tokens of run {budget.reference!r} "
+                        f"(experiment.baseline_budget: {MATCH_OURS}), but {budget.reads} does not exist: run "
+                        f"`dvc repro responses@{budget.reference}` first")
+    stats = read_json(p, f"rerun `dvc repro responses@{budget.reference}`")
+    unit = check_unit(budget.unit)
+    return ResponseBudget(target_tokens=reference_amount(stats, budget.reads, unit), max_responses=budget.max_responses,
+                          max_tokens_per_response=max_tokens_per_response, reference=budget.reference,
+                          max_failed=int(max_error_share * budget.max_responses), unit=unit, usd=usd)
 
 
 __all__ = ["MATCH_OURS", "UNITS", "check_unit", "reference_amount", "TOLERANCE", "ResponseBudget", "as_budget", "check_baseline_budget", "completion_tokens_of",
            "fill_budgets",
-           "reference_run", "reference_tokens", "response_completion_tokens", "run_budget", "run_budgets",
+           "reference_run", "reference_tokens", "response_budget", "response_completion_tokens", "run_budgets",
            "responses_stats_path"]

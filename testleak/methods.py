@@ -22,12 +22,13 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from . import registry
 from .baselines import run_codebreaker, run_codexleaks
+from .baselines.common import target_attributes
 from .config import select
-from .equalcost import MATCH_OURS
 from .errors import ConfigError, DataError
 from .extract.core import extract_detailed
 from .records import RESPONSE_STATUSES
 from .elicit.responses import ElicitSettings, elicit, elicit_budgeted, questions_for_run
+from .settings import Baselines
 from .taxonomy import Taxonomy
 
 #: The status of every response record (:data:`testleak.records.RESPONSE_STATUSES`, which readers
@@ -38,15 +39,17 @@ STATUSES = RESPONSE_STATUSES
 
 @dataclass(frozen=True)
 class RunInputs:
-    """What a method receives for one run."""
-    params: Mapping                       # the composed params (plain dict)
-    settings: ElicitSettings              # the run's resolved settings (method, round, seed, ablation)
+    """What a method receives for one run: its settings, typed (no params mapping)."""
+    settings: ElicitSettings              # the run's resolved settings (method, round, seed, ablation, sizes)
     taxonomy: Taxonomy
     gateway: Any                          # an open testleak.llm gateway for the model under test
     questions: list[dict] | None = None   # scenario questions (when Method.wants_questions)
     library: Mapping | None = None        # the run's privacy feature library (when Method.wants_library)
-    budget: Any = None                    # a testleak.equalcost.ResponseBudget: a baseline's (None: experiment.baseline_budget),
-                                          # or a token target for a run of ours (the canary calibration's ablations)
+    budget: Any = None                    # a testleak.equalcost.ResponseBudget or an integer (LLM responses): a
+                                          # baseline's (required), or a token target for a run of ours (the canary
+                                          # calibration's ablations)
+    model: Mapping | None = None          # the config of the model under test (config.run_model): name, provider, family
+    baselines: Baselines | None = None    # ``baselines`` (the baseline methods)
 
 
 @dataclass(frozen=True)
@@ -156,8 +159,7 @@ def with_tests_written(responses: Iterable[Mapping], taxonomy) -> list[dict]:
 
 def elicit_ours(inp: RunInputs) -> Iterator[dict]:
     s = inp.settings
-    exp = inp.params["experiment"]
-    qs = questions_for_run(s, inp.questions, inp.taxonomy, exp["scenarios"], int(exp["questions_per_scenario"]))
+    qs = questions_for_run(s, inp.questions, inp.taxonomy, s.scenarios, s.questions_per_scenario)
     lib = inp.library if s.library_hints else None
     if inp.budget is not None:      # a token target: the questions again (other samples) until it is reached
         return elicit_budgeted(qs, s, inp.taxonomy, inp.gateway, inp.budget, lib)
@@ -166,15 +168,12 @@ def elicit_ours(inp: RunInputs) -> Iterator[dict]:
 
 def _baseline(runner) -> Callable[[RunInputs], Iterator[dict]]:
     def run(inp: RunInputs) -> Iterator[dict]:
-        s = inp.settings
-        budget = inp.budget
-        if budget is None:
-            n = inp.params["experiment"]["baseline_budget"]
-            if n == MATCH_OURS:
-                raise ConfigError(f"run {s.run!r}: experiment.baseline_budget is {MATCH_OURS}, which needs the "
-                                  f"reference run's spend (testleak.equalcost.run_budget): pass it as RunInputs.budget")
-            budget = int(n)
-        for r in runner(inp.params, inp.gateway, inp.taxonomy, budget, s.seed, run_round=s.round):
+        s, cfg = inp.settings, inp.baselines
+        if inp.budget is None or cfg is None or inp.model is None:
+            raise ConfigError(f"run {s.run!r}: a baseline needs RunInputs.budget, .model and .baselines "
+                              "(testleak.pipeline.responses gives them)")
+        attrs = target_attributes(cfg.attributes, s.scenarios, inp.taxonomy)
+        for r in runner(cfg, inp.model, attrs, inp.gateway, inp.budget, s.seed, run_round=s.round):
             yield {**r, "run": s.run}
     run.__name__ = f"elicit_{runner.__name__.removeprefix('run_')}"
     return run

@@ -1,16 +1,19 @@
 """The per-run chain: responses -> candidates -> judged -> verified -> confirmed (paper Fig. 2).
 
-One library function per stage, each taking the composed params (the mapping of params.yaml,
-or the canary calibration's in-memory params for its runs), the run name and the records of the
-stages before, and returning ``(records, stats)``; stats hold counts only (no raw values).
-Config values are read typed, key by key, through :func:`testleak.config.typed` (the schema
-holds every default; a stage reads what dvc.yaml declares for it); the mapping itself goes on
-to the run lookups (:func:`testleak.config.run_spec`, :func:`~testleak.config.run_model`) and
-the method inputs. The DVC stages (``stages/<stage>.py``) are thin wrappers around exactly
-one of them; :func:`run_chain` chains the same functions in memory for the canary
-calibration (``testleak.canary.pipeline``). Inputs that come from files (questions, the run's
-library, the judge's examples, labels) are read by :func:`method_inputs`,
-:func:`judge_fragments` and :func:`review_labels`, so that both callers read them alike.
+One library function per stage, the stage boundary: each takes the composed params (the
+mapping of params.yaml, or the canary calibration's in-memory params for its runs), the run name
+and the records of the stages before, and returns ``(records, stats)``; stats hold counts only
+(no raw values). Config values are read typed, key by key, through :func:`testleak.config.typed`
+(the schema holds every default; a stage reads what dvc.yaml declares for it) and passed down as
+schema models and values (the run's method gets :class:`testleak.methods.RunInputs`); the
+mapping itself goes only to the run lookups (:func:`testleak.config.run_spec`,
+:func:`~testleak.config.run_model`) and the typed views built from it
+(:meth:`~testleak.elicit.responses.ElicitSettings.from_params`). The DVC stages
+(``stages/<stage>.py``) are thin wrappers around exactly one of them; :func:`run_chain` chains
+the same functions in memory for the canary calibration (``testleak.canary.pipeline``). Inputs
+that come from files (questions, the run's library, the judge's examples, labels) are read by
+:func:`method_inputs`, :func:`judge_fragments` and :func:`review_labels`, so that both callers
+read them alike.
 
 Artifacts: :func:`write_artifact` writes a stage's records (tagged with their schema) to
 ``Paths.records(stage, run)`` and its stats to ``Paths.stats(stage, run)``.
@@ -18,14 +21,15 @@ Artifacts: :func:`write_artifact` writes a stage's records (tagged with their sc
 
 from __future__ import annotations
 
-from collections import ChainMap
 from contextlib import contextmanager, nullcontext
+from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from . import methods
 from .baselines.published import PUBLISHED, passthrough_verdicts, run_protocol
-from .config import run_model, run_spec, typed
+from .config import BASELINE_METHODS, run_model, run_spec, typed
 from .echo import mark_echoes
+from .equalcost import MATCH_OURS, ResponseBudget, as_budget, response_budget
 from .errors import ConfigError, DataError
 from .elicit.responses import ElicitSettings
 from .extract import candidates_from_responses
@@ -36,10 +40,10 @@ from .library.division import get_scorer
 from .library.figures import division_scores_figure, embedding_figure
 from .library.rounds import build_round, leak_instances
 from .llm import open_gateway
-from .llm.answers import answer_settings
 from .llm.budget import budget_settings
 from .paths import RUN_STAGES, Paths
 from .records import read_jsonl, write_json, write_jsonl
+from .settings import RunBudget
 from .taxonomy import Taxonomy
 from .verify.judge import judge_candidates, load_fragments, summarize as summarize_verdicts
 from .verify.review import agreement, confirm, read_labels, summarize_confirmed
@@ -136,8 +140,28 @@ def judge_gateway(params: Mapping, paths: Paths, run: str | None = None, stage: 
             yield gw
     else:
         with open_gateway(params["judge"], paths=paths, attribution={"stage": stage, "run": run},
-                          budget=budget_settings(params), answers=answer_settings(params)) as gw:
+                          budget=budget_settings(typed(params, "budget"), typed(params, "experiment.name")),
+                          answers=typed(params, "answers")) as gw:
             yield gw
+
+
+def run_budget(params: Mapping, run: str, root: str | Path, max_tokens_per_response: int | None = None,
+               usd=None) -> ResponseBudget | None:
+    """What ``run`` may spend in its responses stage (:func:`testleak.equalcost.response_budget`):
+    its entry's ``budget`` (resolved at composition) and ``max_error_share``; the reference run's
+    stats are read under ``root``. A hand-written run without a budget (tests) spends
+    ``experiment.baseline_budget`` responses (a baseline; None for ours)."""
+    spec = run_spec(params, run)
+    b = spec.get("budget")
+    if not b:
+        n = typed(params, "experiment.baseline_budget")
+        if n == MATCH_OURS:
+            raise ConfigError(f"experiment.runs.{run}.budget is missing: recompose params.yaml with `testleak params`")
+        return None if spec.get("method") == "ours" else as_budget(int(n or 0))
+    budget = RunBudget.model_validate(dict(b), strict=True)
+    if budget.kind == "own":
+        return None
+    return response_budget(run, budget, typed(params, "max_error_share"), root, max_tokens_per_response, usd)
 
 
 def review_judges_here(params: Mapping, run: str) -> bool:
@@ -154,29 +178,34 @@ def review_asks_judge(params: Mapping, run: str) -> bool:
 
 # ------------------------------------------------------------------------------- the stages
 
-def run_params(params: Mapping, run: str) -> Mapping:
-    """``params`` as the run sees it: ``model`` is the run's model under test
-    (``experiment.runs.RUN.model``), every other key is read through from ``params`` (a view,
-    not a copy: only the keys the run's code reads are read)."""
-    return ChainMap({"model": run_model(params, run)}, params)
-
-
 def responses(params: Mapping, run: str, gateway, questions: list[dict] | None = None,
               library: Mapping | None = None, budget=None) -> tuple[list[dict], dict]:
     """The run's method (looked up in :mod:`testleak.methods`) against the run's model under
-    test (``gateway``, opened on :func:`testleak.config.run_model`). ``budget``: a baseline's
-    :class:`testleak.equalcost.ResponseBudget` (:func:`testleak.equalcost.run_budget`; None: the
-    experiment's integer ``baseline_budget``); its summary goes to the stats (``budget``)."""
-    params = run_params(params, run)
+    test (``gateway``, opened on :func:`testleak.config.run_model`), given its typed inputs
+    (:class:`testleak.methods.RunInputs`). ``budget``: a baseline's
+    :class:`testleak.equalcost.ResponseBudget` (:func:`run_budget`; None: the experiment's
+    integer ``baseline_budget``); its summary goes to the stats (``budget``)."""
     settings = ElicitSettings.from_params(params, run)
     m = methods.get(settings.method)
-    inp = methods.RunInputs(params, settings, Taxonomy.from_config(params), gateway, questions, library, budget)
+    baseline = m.name in BASELINE_METHODS
+    inp = methods.RunInputs(settings, Taxonomy.from_config(params), gateway, questions, library,
+                            _experiment_budget(params, run) if baseline and budget is None else budget,
+                            model=run_model(params, run), baselines=typed(params, "baselines") if baseline else None)
     recs = methods.with_tests_written(m.elicit(inp), inp.taxonomy)   # counted once, here: metrics read it
     stats = {"run": run, "method": m.name, "variant": settings.variant, **methods.summarize(recs, inp.taxonomy),
              **_spend(gateway)}
     if budget is not None:
         stats["budget"] = budget.summary()
     return recs, stats
+
+
+def _experiment_budget(params: Mapping, run: str) -> int:
+    """The responses of a baseline run given no budget: ``experiment.baseline_budget``, an integer."""
+    n = typed(params, "experiment.baseline_budget")
+    if n == MATCH_OURS:
+        raise ConfigError(f"run {run!r}: experiment.baseline_budget is {MATCH_OURS}, which needs the "
+                          f"reference run's spend (testleak.pipeline.run_budget): pass it as the budget")
+    return int(n)
 
 
 def _spend(gateway) -> dict:
@@ -373,7 +402,7 @@ def run_chain(params: Mapping, paths: Paths, run: str, backend, questions: list[
     spec = run_spec(params, run)
     out: dict[str, dict] = {}
     with open_gateway(run_model(params, run), paths=paths, attribution={"stage": "responses", "run": run},
-                      seed=int(spec.get("elicitation_seed") or 0), answers=answer_settings(params)) as gw:
+                      seed=int(spec.get("elicitation_seed") or 0), answers=typed(params, "answers")) as gw:
         resps, out["responses"] = responses(params, run, gw, questions, library, budget)
     write_artifact(paths, "responses", run, resps, out["responses"])
     cands, out["candidates"] = candidates(params, run, resps, paths.models)
@@ -390,5 +419,5 @@ def run_chain(params: Mapping, paths: Paths, run: str, backend, questions: list[
     return out
 
 
-__all__ = ["write_artifact", "read_artifact", "run_params", "method_inputs", "judge_fragments", "review_labels", "judge_gateway", "review_asks_judge", "review_judges_here",
+__all__ = ["write_artifact", "read_artifact", "run_budget", "method_inputs", "judge_fragments", "review_labels", "judge_gateway", "review_asks_judge", "review_judges_here",
            "open_backend", "responses", "candidates", "judged", "verified", "confirmed", "run_chain"]

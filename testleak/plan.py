@@ -43,7 +43,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from . import methods, pipeline
 from .config import run_model, run_spec, typed
-from .equalcost import MATCH_OURS, ResponseBudget, run_budget
+from .equalcost import MATCH_OURS, ResponseBudget
 from .elicit import generate_questions
 from .elicit.questions import generic_questions, question_prompt
 from .elicit.responses import ElicitSettings
@@ -52,6 +52,7 @@ from .llm.budget import cost_usd, estimate_prompt_tokens
 from .llm.gateway import Gateway
 from .llm.records import Completion
 from .paths import Paths
+from .settings import Verifier
 from .taxonomy import Taxonomy
 from .verify.judge import build_prompt, load_fragments, pick_examples
 
@@ -167,39 +168,17 @@ def _code_answer(attrs: list[str], taxonomy: Taxonomy, tokens: int) -> str:
 SAMPLE_RESPONSES = 200   # a match_ours baseline whose reference has not run: responses dry-run, then scaled
 
 
-def _run_budget(params: Mapping, run: str, paths: Paths, rows: list[dict], notes: list[str],
-                history: "History", settings) -> tuple[Any, float]:
-    """A baseline's budget (testleak/equalcost.py) and the factor its planned rows are scaled by.
-
-    Under match_ours, before its reference has run, the target is the completion tokens planned
-    for the reference above (its runs come first in the protocol); the responses needed are
-    estimated as target / completion tokens per answer of the baseline (call log, else max_tokens:
-    then a lower bound on calls), at most ``max_responses``; the stage's code is dry-run for at most
-    ``SAMPLE_RESPONSES`` of them and the rows scaled (the plan of ``experiment=paper`` would
-    otherwise dry-run tens of thousands of responses)."""
-    b = run_spec(params, run).get("budget") or {}
-    if b.get("kind") != MATCH_OURS or (paths.root / b["reads"]).exists():
-        return run_budget(params, run, paths.root), 1.0
-    planned = sum(r["completion_tokens"] for r in rows if r["stage"] == "responses" and r["run"] == b["reference"])
-    method = settings.method
-    max_tokens = typed(params, f"baselines.{method}.sampling.max_tokens")
-    per, basis = history.completion(run_model(params, run)["name"], f"{method} prompts", max_tokens)
-    need = min(int(b["max_responses"]), max(1, math.ceil(planned / max(1, per))))
-    sample = min(need, SAMPLE_RESPONSES)
-    notes.append(f"responses@{run}: matches the completion tokens of {b['reference']}, which has not run yet: "
-                 f"{planned} planned / {per:.0f} per answer ({basis}) = {need} responses (an estimate; "
-                 f"cap {b['max_responses']}){f', dry-run for {sample} and scaled' if sample < need else ''}")
-    return ResponseBudget(responses=sample), need / sample
-
-
 class _Planner:
     """One plan being built: its rows (per stage, run and purpose) and notes in the order the
-    stages run, and what the runs share (the questions, a judge call's tokens)."""
+    stages run, and what the runs share (the questions, a judge call's tokens). It holds the
+    composed params: it runs the stages' own functions (:func:`testleak.pipeline.responses`) on
+    them, as the stages do."""
 
     def __init__(self, params: Mapping, paths: Paths):
         self.params, self.paths = params, paths
         self.tax = Taxonomy.from_config(params)
-        self.exp = params["experiment"]
+        self.scenarios = typed(params, "experiment.scenarios")
+        self.runs = list(params["experiment"].get("runs") or {})     # the run names (config.run_spec: each entry)
         self.history = History(paths.logs / "llm_calls.jsonl")
         self.cache = paths.llm_cache
         self.rows: list[dict] = []
@@ -211,14 +190,14 @@ class _Planner:
     def plan_questions(self) -> None:
         """The questions stage (once per experiment); a question not yet generated is stood in for by
         the generic task text of its scenario, so the code-turn prompts have their size."""
-        tax, exp = self.tax, self.exp
-        n = int(exp["questions_per_scenario"])
-        standins = {s: generic_questions(tax, [s], n) for s in exp["scenarios"]}
+        tax = self.tax
+        n = typed(self.params, "experiment.questions_per_scenario")
+        standins = {s: generic_questions(tax, [s], n) for s in self.scenarios}
         lists = {question_prompt(tax.scenario(s), n): "\n".join(f"{i + 1}. {q['text']}" for i, q in enumerate(qs))
                  for s, qs in standins.items()}
         with closing(DryRunGateway(self.params["questioner"], self.cache, self.history,
                                    lambda m, p, k: lists.get(m[-1]["content"], "1. task"))) as gw:
-            self.questions, _ = generate_questions(tax, exp["scenarios"], n, gw)
+            self.questions, _ = generate_questions(tax, self.scenarios, n, gw)
         self.rows += _rows("questions", None, gw)
         if any(not c["cached"] for c in gw.calls):
             self.notes.append("questions not yet generated are stood in for by the generic task texts (ablation "
@@ -244,11 +223,11 @@ class _Planner:
         fragments = load_fragments(self.paths.library(typed(params, "library.prior")))
         with closing(Gateway(params["judge"], cache_dir=self.cache, log_path=None)) as jgw:
             judge_max = jgw.sampling(jcfg.sampling.model_dump(exclude_unset=True)).get("max_tokens")
-        attrs = sorted({a for s in self.exp["scenarios"] for a in tax.scenario(s).attributes})
+        attrs = sorted({a for s in self.scenarios for a in tax.scenario(s).attributes})
         self.judge_prompt = sum(estimate_prompt_tokens(build_prompt(
             STANDIN_VALUE, a, tax.attribute(a).label, tax.attribute(a).description,
             pick_examples(fragments, a, jcfg.examples, seed))) for a in attrs) / len(attrs)
-        self.judge_comp, self.judge_basis = self.history.completion(params["judge"]["name"], "judge", judge_max)
+        self.judge_comp, self.judge_basis = self.history.completion(typed(params, "judge.name"), "judge", judge_max)
 
     def plan_run(self, run: str) -> int:
         """The rows of one run (responses, then judge calls); returns its judge calls."""
@@ -268,15 +247,40 @@ class _Planner:
             lp = self.paths.library(typed(self.params, "library.prior"))
         return load_library(lp)
 
+    def budget(self, run: str, settings) -> tuple[Any, float]:
+        """A baseline's budget (:func:`testleak.pipeline.run_budget`) and the factor its planned rows
+        are scaled by.
+
+        Under match_ours, before its reference has run, the target is the completion tokens planned
+        for the reference above (its runs come first in the protocol); the responses needed are
+        estimated as target / completion tokens per answer of the baseline (call log, else max_tokens:
+        then a lower bound on calls), at most ``max_responses``; the stage's code is dry-run for at most
+        ``SAMPLE_RESPONSES`` of them and the rows scaled (the plan of ``experiment=paper`` would
+        otherwise dry-run tens of thousands of responses)."""
+        params, paths = self.params, self.paths
+        b = run_spec(params, run).get("budget") or {}
+        if b.get("kind") != MATCH_OURS or (paths.root / b["reads"]).exists():
+            return pipeline.run_budget(params, run, paths.root), 1.0
+        planned = sum(r["completion_tokens"] for r in self.rows if r["stage"] == "responses" and r["run"] == b["reference"])
+        method = settings.method
+        max_tokens = typed(params, f"baselines.{method}.sampling.max_tokens")
+        per, basis = self.history.completion(run_model(params, run)["name"], f"{method} prompts", max_tokens)
+        need = min(int(b["max_responses"]), max(1, math.ceil(planned / max(1, per))))
+        sample = min(need, SAMPLE_RESPONSES)
+        self.notes.append(f"responses@{run}: matches the completion tokens of {b['reference']}, which has not run yet: "
+                          f"{planned} planned / {per:.0f} per answer ({basis}) = {need} responses (an estimate; "
+                          f"cap {b['max_responses']}){f', dry-run for {sample} and scaled' if sample < need else ''}")
+        return ResponseBudget(responses=sample), need / sample
+
     def plan_responses(self, run: str, settings, m, library) -> tuple[list[dict], float]:
         """responses@RUN: the stage's code dry-run; returns its records and the factor a match_ours
-        baseline's sample is scaled by (see :func:`_run_budget`)."""
-        budget, scale = _run_budget(self.params, run, self.paths, self.rows, self.notes, self.history, settings)
+        baseline's sample is scaled by (see :meth:`budget`)."""
+        budget, scale = self.budget(run, settings)
         with closing(DryRunGateway(run_model(self.params, run), self.cache, self.history, self.synth)) as gw:
             recs, _ = pipeline.responses(self.params, run, gw, self.questions if m.wants_questions(settings) else None,
                                          library, budget)
         run_rows = _rows("responses", run, gw)
-        if scale != 1.0:       # a match_ours baseline sized from a sample (see _run_budget)
+        if scale != 1.0:       # a match_ours baseline sized from a sample (see budget)
             for r in run_rows:
                 r.update({k: round(r[k] * scale) for k in ("calls", "prompt_tokens", "completion_tokens")})
                 r["basis"] += f"; scaled x{scale:.2f} from a dry-run sample (equal completion tokens of ours)"
@@ -305,7 +309,7 @@ class _Planner:
         testleak/baselines/published.py), whose in-window candidates the automatic reviewer of
         confirmed@RUN judges instead under review policy auto. Returns the judge calls."""
         params, total = self.params, 0
-        responses_n = round(sum(r["status"] == "ok" for r in recs) * scale)   # scale: see _run_budget
+        responses_n = round(sum(r["status"] == "ok" for r in recs) * scale)   # scale: see budget
         if pipeline.review_asks_judge(params, run):
             per = self.history.ratio(("confirmed", "judge"), ("responses", RESPONSE_PURPOSES), run)
             calls, basis = ((round(responses_n * per[0]), f"estimate: review judge calls per response {per[1]}")
@@ -324,18 +328,24 @@ class _Planner:
         self.rows.append(self._judge_row("judged", run, calls, basis))
         return total + calls
 
+    def prices(self) -> dict[str, Mapping | None]:
+        """Model name -> its ``price``: the questioner, model and judge, and each run's model under test."""
+        prices = {typed(self.params, f"{role}.name"): self.params[role].get("price")
+                  for role in ("questioner", "model", "judge")}
+        for run in self.runs:     # each run's model under test (experiment.models)
+            rm = run_model(self.params, run)
+            prices.setdefault(rm["name"], rm.get("price"))
+        return prices
+
     def _judge_row(self, stage: str, run: str, calls: int, basis: str) -> dict:
-        return {"stage": stage, "run": run, "model": self.params["judge"]["name"], "purpose": "judge",
+        return {"stage": stage, "run": run, "model": typed(self.params, "judge.name"), "purpose": "judge",
                 "calls": calls, "cached": 0, "prompt_tokens": round(calls * self.judge_prompt),
                 "completion_tokens": calls * self.judge_comp, "basis": f"{basis}; completion: {self.judge_basis}"}
 
 
-def _model_costs(params: Mapping, rows: list[dict]) -> dict[str, dict]:
-    """Each row's cost (``usd``, set on the row) at its model's price, and the totals per model."""
-    prices = {params[role]["name"]: params[role].get("price") for role in ("questioner", "model", "judge")}
-    for run in params["experiment"].get("runs") or {}:     # each run's model under test (experiment.models)
-        rm = run_model(params, run)
-        prices.setdefault(rm["name"], rm.get("price"))
+def _model_costs(prices: Mapping[str, Mapping | None], rows: list[dict]) -> dict[str, dict]:
+    """Each row's cost (``usd``, set on the row) at its model's price (``prices``: model name ->
+    price), and the totals per model."""
     models: dict[str, dict] = {}
     for r in rows:
         price = prices.get(r["model"])
@@ -348,13 +358,13 @@ def _model_costs(params: Mapping, rows: list[dict]) -> dict[str, dict]:
     return models
 
 
-def _search_plan(params: Mapping, judged_total: int, env: Mapping[str, str]) -> dict:
+def _search_plan(verifier: Verifier, judged_total: int, env: Mapping[str, str]) -> dict:
     """GitHub search requests (an upper bound) and their minimum wall time at the rate limit
     (``verifier.github``)."""
-    backend = typed(params, "verifier.backend")
+    backend = verifier.backend
     search = {"backend": backend, "requests": 0}
     if backend == "github":
-        gh = typed(params, "verifier.github")
+        gh = verifier.github
         tokens = sum(1 for e in gh.token_envs if env.get(e))
         rpm, pages = gh.requests_per_minute, gh.max_pages
         req = judged_total * pages
@@ -380,11 +390,10 @@ def plan(params: Mapping, paths: Paths | None = None, env: Mapping[str, str] | N
     p = _Planner(params, paths)
     p.plan_questions()
     p.estimate_judge()
-    judged_total = sum(p.plan_run(run) for run in p.exp.get("runs") or {})
-    models = _model_costs(params, p.rows)
-    search = _search_plan(params, judged_total, env)
-    exp = p.exp
-    return {"experiment": exp["name"], "runs": list(exp.get("runs") or {}), "rows": p.rows, "models": models,
+    judged_total = sum(p.plan_run(run) for run in p.runs)
+    models = _model_costs(p.prices(), p.rows)
+    search = _search_plan(typed(params, "verifier"), judged_total, env)
+    return {"experiment": typed(params, "experiment.name"), "runs": p.runs, "rows": p.rows, "models": models,
             "search": search, "total": _total(p.rows, models), "budget": typed(params, "budget").model_dump(),
             "notes": p.notes}
 

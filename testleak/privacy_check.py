@@ -13,9 +13,10 @@ was in a prompt the project gave the model) and whether it is a placeholder
 (:func:`testleak.verify.rules.placeholder_reason`, or rules status ``placeholder``).
 
 A value is ``common`` when the corpus search found it in more files than the verifier's window
-allows (``k`` > ``verifier.window.max``, 100 by default) wherever it was searched: by the
-paper's definition (Sec. 4.3: 1 <= hits <= 100) such a value is public, not private data (an
-exception class name, a common word a baseline's NER took for an entity).
+allows (``k`` > ``verifier.window.max`` of params.yaml, else of conf/'s default composition:
+100) wherever it was searched: by the paper's definition (Sec. 4.3: 1 <= hits <= 100) such a
+value is public, not private data (an exception class name, a common word a baseline's NER took
+for an entity).
 
 A value is ``generic`` when it is a word of the taxonomy (an attribute key, display name or
 lexicon entry: ``email``, ``password``); the candidates stage withholds such values (and echoes
@@ -51,8 +52,10 @@ DEFAULT_MIN_LENGTH = 6
 
 @dataclass
 class ValueInfo:
-    """Every record of one raw value under data/ (no value is ever printed unmasked)."""
+    """Every record of one raw value under data/ (no value is ever printed unmasked);
+    ``window_max``: the verifier window's upper bound (``verifier.window.max``)."""
 
+    window_max: int
     runs: set[str] = field(default_factory=set)
     statuses: set[str] = field(default_factory=set)
     echo_of: set[str] = field(default_factory=set)
@@ -60,7 +63,6 @@ class ValueInfo:
     generic: bool = False           # a word of the taxonomy (attribute key, display name, lexicon entry)
     records: int = 0
     min_hits: int | None = None     # fewest corpus hits over the value's searched records
-    window_max: int = 100
 
     @property
     def kind(self) -> str:
@@ -97,8 +99,8 @@ def _run_name(cand_file: Path, data: Path) -> str:
     return "/".join(rel.parts[1:] if rel.parts[:1] == ("runs",) else rel.parts) or str(rel)
 
 
-def candidate_values(data_dir: str | Path, min_length: int = DEFAULT_MIN_LENGTH,
-                     window_max: int = 100, taxonomy=None) -> dict[str, ValueInfo]:
+def candidate_values(data_dir: str | Path, min_length: int = DEFAULT_MIN_LENGTH, *, window_max: int,
+                     taxonomy=None) -> dict[str, ValueInfo]:
     """Raw values (>= ``min_length`` characters) of every candidate record under ``data_dir``,
     with their runs, statuses, echo sources, placeholder reason and fewest corpus hits
     (``k`` of the run's verified.jsonl; ``window_max``: the verifier window's upper bound), and
@@ -198,31 +200,29 @@ def find_hits(root: str | Path, values: dict[str, ValueInfo], files: Iterable[st
     return hits
 
 
-def _params(root: Path) -> dict:
+def _project_config(root: Path) -> tuple[int, "Taxonomy | None"]:
+    """``verifier.window.max`` and the taxonomy of the project's params.yaml, each typed
+    (:func:`testleak.config.typed`); a project without a usable one: the window of the default
+    composition of conf/ and no taxonomy (no generic words)."""
     import yaml
 
-    try:
-        return yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError):
-        return {}
-
-
-def _window_max(params: dict) -> int:
-    """``verifier.window.max`` of the project's params.yaml, else the paper's 100."""
-    try:
-        return int(params["verifier"]["window"]["max"])
-    except (KeyError, TypeError, ValueError):
-        return 100
-
-
-def _taxonomy(params: dict, root: Path):
-    """The taxonomy of the project's params.yaml, else the shipped default."""
+    from .config import compose_dict, typed
     from .taxonomy import Taxonomy
 
     try:
-        return Taxonomy.from_config(params, root) if params.get("taxonomy") else None
+        params = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError):
+        params = {}
+    params = params if isinstance(params, dict) else {}
+    try:
+        window_max = typed(params, "verifier.window").max
+    except ConfigError:
+        window_max = typed(compose_dict(check_files=False), "verifier.window").max
+    try:
+        taxonomy = Taxonomy.from_config(params, root) if params.get("taxonomy") else None
     except (OSError, KeyError, TypeError, ValueError, TestleakError):   # no usable taxonomy: no generic words
-        return None
+        taxonomy = None
+    return window_max, taxonomy
 
 
 def privacy_check(root: str | Path = ".", min_length: int = DEFAULT_MIN_LENGTH, out=print) -> int:
@@ -233,8 +233,8 @@ def privacy_check(root: str | Path = ".", min_length: int = DEFAULT_MIN_LENGTH, 
     root = Path(root)
     files = tracked_files(root)
     data = root / "data"
-    params = _params(root)
-    values = candidate_values(data, min_length, _window_max(params), _taxonomy(params, root)) if data.is_dir() else {}
+    window_max, taxonomy = _project_config(root)
+    values = candidate_values(data, min_length, window_max=window_max, taxonomy=taxonomy) if data.is_dir() else {}
     hits = find_hits(root, values, files)
     for h in sorted(hits, key=lambda h: (h.info.kind != "leak", h.file, h.line)):
         out(h.format())

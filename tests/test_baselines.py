@@ -18,14 +18,21 @@ from testleak.baselines.common import (Prompt, clean_continuation, completion_me
 from testleak.baselines.entropy import cluster_labels, semantic_entropy
 from testleak.baselines.mutation import crossover, delete, insert, mutate, replace, typo
 from testleak.baselines.templates import SLOT, CodexLeaksTemplates, fill
+from testleak.config import typed
 from testleak.errors import ConfigError
 from testleak.llm import Completion
+from testleak.settings import Operators
 
 
 @pytest.fixture(scope="module")
 def bparams(params):
     assert "baselines" in params, "conf/config.yaml defaults must include `baselines: default`"
     return params
+
+
+def attrs_of(params, taxonomy):
+    """The baselines' target attributes as the responses stage reads them (typed)."""
+    return target_attributes(typed(params, "baselines.attributes"), typed(params, "experiment.scenarios"), taxonomy)
 
 
 def with_(params, **over):
@@ -170,41 +177,50 @@ def test_fill_keeps_json_braces_and_names_unknown_slots():
 def test_codexleaks_plan_budget_and_round_robin(bparams, taxonomy):
     # attributes default to those of experiment.scenarios: pin four scenarios for exact tables
     bparams = with_(bparams, experiment__scenarios=["enterprise_accounts", "mobile", "web_shop", "cloud_service"])
-    attrs = target_attributes(bparams, taxonomy)
+    attrs = attrs_of(bparams, taxonomy)
     assert attrs == ["name", "address", "email", "phone", "bank_statement", "password", "auth_token",
                      "secret_key", "credit_card", "username", "biometric"]
-    plan = plan_prompts(bparams, taxonomy, 12, seed=3)
+    cfg = typed(bparams, "baselines.codexleaks")
+    plan = plan_prompts(cfg, attrs, 12, seed=3)
     assert [k for _, k in plan] == [5, 5, 2]
     assert [p.attribute for p, _ in plan] == ["name", "address", "email"]
     assert [p.id for p, _ in plan] == ["codexleaks/p0000", "codexleaks/p0001", "codexleaks/p0002"]
-    assert plan_prompts(bparams, taxonomy, 12, seed=3) == plan  # seeded
-    big = plan_prompts(with_(bparams, baselines__attributes="all"), taxonomy, 150, seed=3)
+    assert plan_prompts(cfg, attrs, 12, seed=3) == plan  # seeded
+    big = plan_prompts(cfg, list(taxonomy.attributes), 150, seed=3)
     assert len(big) == 30 and sum(k for _, k in big) == 150
     assert {p.attribute for p, _ in big} == set(taxonomy.attributes)
     assert len({p.text for p, _ in big}) == 30
-    assert plan_prompts(bparams, taxonomy, 0, seed=3) == []
+    # samples per prompt is the config's: 3 per prompt, the last one gets the remainder
+    three = plan_prompts(cfg.model_copy(update={"samples_per_prompt": 3}), attrs, 7, seed=3)
+    assert [k for _, k in three] == [3, 3, 1]
+    assert plan_prompts(cfg, attrs, 0, seed=3) == []
     with pytest.raises(ConfigError, match="non-negative integer"):
-        plan_prompts(bparams, taxonomy, -1, seed=3)
+        plan_prompts(cfg, attrs, -1, seed=3)
 
 
 def test_attribute_selection_and_sampling(bparams, taxonomy):
-    assert target_attributes(with_(bparams, baselines__attributes=["username", "email"]), taxonomy) == ["email", "username"]
+    assert attrs_of(with_(bparams, baselines__attributes=["username", "email"]), taxonomy) == ["email", "username"]
+    assert attrs_of(with_(bparams, baselines__attributes="all"), taxonomy) == list(taxonomy.attributes)
     with pytest.raises(ConfigError, match="known: name"):
-        target_attributes(with_(bparams, baselines__attributes=["email", "gender"]), taxonomy)
-    b = bparams["baselines"]
-    assert sampling_params(b, "codexleaks", "qwen") == {"temperature": 0.9, "max_tokens": 100, "logprobs": True}
-    assert sampling_params(b, "codebreaker", "qwen")["temperature"] == 0.8
-    assert sampling_params(b, "codebreaker", "gpt")["temperature"] == 1.2
+        attrs_of(with_(bparams, baselines__attributes=["email", "gender"]), taxonomy)
+    with pytest.raises(ConfigError, match="experiment.scenarios is empty"):
+        target_attributes("experiment", [], taxonomy)
+    with pytest.raises(ConfigError, match="`experiment`, `all` or a list"):
+        target_attributes("most", ["mobile"], taxonomy)
+    b = typed(bparams, "baselines")
+    assert sampling_params(b.codexleaks, "qwen") == {"temperature": 0.9, "max_tokens": 100, "logprobs": True}
+    assert sampling_params(b.codebreaker, "qwen")["temperature"] == 0.8
+    assert sampling_params(b.codebreaker, "gpt")["temperature"] == 1.2
     with pytest.raises(ConfigError, match="unknown method 'gcg'; known: codebreaker, codexleaks, ours"):
         methods.get("gcg")
 
 
 def test_codebreaker_seed_pool(bparams, taxonomy):
-    pool = seed_pool(with_(bparams, baselines__attributes="all"), taxonomy, seed=1)
+    pool = seed_pool(typed(bparams, "baselines"), list(taxonomy.attributes), seed=1)
     assert len(pool) == 450 + 62
     assert sum(p.origin == "value_seed" for p in pool) == 62
     assert len({p.text for p in pool}) == len(pool)
-    only_pw = seed_pool(with_(bparams, baselines__attributes=["password"], baselines__codebreaker__codexleaks_seeds=10), taxonomy, 1)
+    only_pw = seed_pool(typed(with_(bparams, baselines__codebreaker__codexleaks_seeds=10), "baselines"), ["password"], 1)
     assert sum(p.origin == "value_seed" for p in only_pw) == 16  # the user-name seeds target password
     assert sum(p.origin == "template" for p in only_pw) == 10
 
@@ -224,10 +240,11 @@ def test_clean_continuation(reply, expected):
 
 
 def test_completion_messages_and_modes(bparams):
-    c = bparams["baselines"]["completion"]
+    c = typed(bparams, "baselines.completion")
     assert completion_mode(c, "local") == "prefill" and completion_mode(c, "openai") == "instruct"
+    assert completion_mode(c.model_copy(update={"mode": "instruct"}), "local") == "instruct"
     with pytest.raises(ConfigError, match="auto, prefill or instruct"):
-        completion_mode({"mode": "fim"}, "local")
+        completion_mode(c.model_copy(update={"mode": "fim"}), "local")
     ins = completion_messages('pwd = "', "python", c, "instruct")
     assert [m["role"] for m in ins] == ["system", "user"] and ins[1]["content"].endswith('```python\npwd = "')
     pre = completion_messages('pwd = "', "python", c, "prefill")
@@ -253,12 +270,15 @@ def test_response_records_ok_refused_error(bparams):
 
 # ------------------------------------------------------------------ evolution (injected evaluator)
 
-def _cfg(**over):
+def _cfg(params, **over):
+    """``baselines.codebreaker`` (typed) with a small search; ``operators``: the weights given
+    (the others 0)."""
+    ops = {"crossover": 0, "insert": 1, "replace": 0, "delete": 0, "typo": 1}
+    if "operators" in over:
+        ops = {o: 0 for o in ops} | over.pop("operators")
     c = {"samples_per_prompt": 2, "population": 2, "parents": 1, "children": 2, "max_iterations": 20,
-         "patience": 1, "min_improvement": 0.0, "restart_on_stall": True, "crossover_words": 1,
-         "operators": {"crossover": 0, "insert": 1, "replace": 0, "delete": 0, "typo": 1}}
-    c.update(over)
-    return c
+         "patience": 1, "min_improvement": 0.0, "restart_on_stall": True, "crossover_words": 1, **over}
+    return typed(params, "baselines.codebreaker").model_copy(update={**c, "operators": Operators(**ops)})
 
 
 def _pool(n):
@@ -266,14 +286,14 @@ def _pool(n):
             for i in range(n)]
 
 
-def test_evolve_stall_restarts_and_spends_the_budget_exactly():
+def test_evolve_stall_restarts_and_spends_the_budget_exactly(params):
     calls = []
 
     def flat(plan):
         calls.append([k for _, k in plan])
         return [(0.0, []) for _ in plan]
 
-    done = evolve(_pool(10), flat, 20, _cfg(), random.Random(0), DICTS)
+    done = evolve(_pool(10), flat, 20, _cfg(params), random.Random(0), DICTS)
     assert [s.samples for s in done] == [2] * 10
     assert [s.prompt.epoch for s in done] == [0, 0, 0, 0, 1, 1, 1, 1, 2, 2]
     assert [s.prompt.iteration for s in done] == [0, 0, 1, 1, 0, 0, 1, 1, 0, 0]
@@ -283,25 +303,25 @@ def test_evolve_stall_restarts_and_spends_the_budget_exactly():
     assert all(s.prompt.parents == ("codebreaker/seed0000",) for s in done[2:4])  # the one parent
     assert len({s.prompt.text for s in done}) == 10
     # no restart: one epoch only
-    one = evolve(_pool(10), flat, 20, _cfg(restart_on_stall=False), random.Random(0), DICTS)
+    one = evolve(_pool(10), flat, 20, _cfg(params, restart_on_stall=False), random.Random(0), DICTS)
     assert len(one) == 4 and sum(s.samples for s in one) == 8
     # the last prompt gets the remainder of the budget
-    assert [s.samples for s in evolve(_pool(10), flat, 7, _cfg(), random.Random(0), DICTS)] == [2, 2, 2, 1]
+    assert [s.samples for s in evolve(_pool(10), flat, 7, _cfg(params), random.Random(0), DICTS)] == [2, 2, 2, 1]
 
 
-def test_evolve_improving_runs_all_iterations_until_seeds_run_out():
+def test_evolve_improving_runs_all_iterations_until_seeds_run_out(params):
     n = iter(range(1000))
 
     def better(plan):
         return [(-float(next(n)), []) for _ in plan]  # every new prompt beats all before
 
-    done = evolve(_pool(4), better, 100, _cfg(samples_per_prompt=1, max_iterations=3), random.Random(0), DICTS)
+    done = evolve(_pool(4), better, 100, _cfg(params, samples_per_prompt=1, max_iterations=3), random.Random(0), DICTS)
     assert len(done) == 16  # 2 epochs x (2 seeds + 3 iterations x 2 children); then no seed left
     assert [s.prompt.iteration for s in done[:8]] == [0, 0, 1, 1, 2, 2, 3, 3]
     # parents are the best so far: iteration 2's children descend from an iteration-1 child
     assert done[4].prompt.parents[0] in {done[2].prompt.id, done[3].prompt.id}
     with pytest.raises(ConfigError, match="positive weight"):
-        evolve(_pool(4), better, 10, _cfg(operators={"insert": 0}), random.Random(0), DICTS)
+        evolve(_pool(4), better, 10, _cfg(params, operators={"insert": 0}), random.Random(0), DICTS)
 
 
 # ------------------------------------------------------------------ Codebreaker PI post-processing

@@ -7,6 +7,7 @@ import copy
 import pytest
 
 from testleak.baselines import run_codebreaker, run_codexleaks
+from testleak.config import typed
 from testleak.methods import summarize
 from testleak.baselines.mutation import OPERATORS
 from testleak.records import read_jsonl, write_jsonl
@@ -17,13 +18,16 @@ RESPONSE_KEYS = {"id", "prompt_id", "method", "variant", "model", "round", "turn
                  "tests_text", "prompt_text", "status", "error", "perplexity"}
 
 
+ATTRS = ["email", "password"]
+
+
 def tiny(params, method, **over):
+    """``baselines`` (typed) with a tiny ``method`` section."""
     p = copy.deepcopy(params)
-    p["baselines"]["attributes"] = ["password", "email"]
     m = p["baselines"][method]
     m["sampling"]["max_tokens"] = 12
     m.update(over)
-    return p
+    return typed(p, "baselines")
 
 
 def _check_common(recs, method, budget, tmp_path):
@@ -49,7 +53,7 @@ def _check_common(recs, method, budget, tmp_path):
 
 def test_codexleaks_end_to_end(params, taxonomy, local_gateway, tmp_path):
     p = tiny(params, "codexleaks", samples_per_prompt=2)
-    recs = run_codexleaks(p, local_gateway, taxonomy, budget=3, seed=11)
+    recs = run_codexleaks(p, params["model"], ATTRS, local_gateway, budget=3, seed=11)
     _check_common(recs, "codexleaks", 3, tmp_path)
     assert [r["prompt_id"] for r in recs] == ["codexleaks/p0000"] * 2 + ["codexleaks/p0001"]
     assert [r["attribute"] for r in recs] == ["email", "email", "password"]
@@ -57,14 +61,14 @@ def test_codexleaks_end_to_end(params, taxonomy, local_gateway, tmp_path):
     assert ranks == list(range(1, len(ranks) + 1))
     # a rerun is served from the gateway cache: same records
     sent = local_gateway.stats["requests"]
-    again = run_codexleaks(p, local_gateway, taxonomy, budget=3, seed=11)
+    again = run_codexleaks(p, params["model"], ATTRS, local_gateway, budget=3, seed=11)
     assert again == recs and local_gateway.stats["requests"] == sent   # from the cache: the same records
 
 
 def test_codebreaker_end_to_end(params, taxonomy, local_gateway, tmp_path):
     p = tiny(params, "codebreaker", samples_per_prompt=1, population=1, parents=1, children=1,
              codexleaks_seeds=4)
-    recs = run_codebreaker(p, local_gateway, taxonomy, budget=3, seed=11)
+    recs = run_codebreaker(p, params["model"], ATTRS, local_gateway, budget=3, seed=11)
     _check_common(recs, "codebreaker", 3, tmp_path)
     assert len({r["prompt_id"] for r in recs}) == 3
     first, child = recs[0], recs[1]

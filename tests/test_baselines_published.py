@@ -12,8 +12,8 @@ import pytest
 from testleak import pipeline
 from testleak.baselines.blindmi import MMD_FLOOR, band_split, blind_mi_generated, blind_mi_split, mmd, perturb
 from testleak.baselines.published import (codebreaker_candidates, codexleaks_filter, filter_scorer, membership_scores,
-                                          run_protocol, zlib_entropy)
-from testleak.config import compose
+                                          run_protocol, scorer_need, zlib_entropy)
+from testleak.config import compose, typed
 from testleak.errors import ConfigError
 from testleak.settings import Window
 from tests.project import local_search
@@ -59,6 +59,19 @@ def _cfg(params, **filt):
     return {**params, "baselines": {**params["baselines"], "codexleaks": {**params["baselines"]["codexleaks"], "filter": f}}}
 
 
+def _filt(params, **filt):
+    """The filter of :func:`_cfg`'s params as the candidates stage reads it: typed (a bad value is
+    a one-line ConfigError)."""
+    return typed(_cfg(params, **filt), "baselines.codexleaks.filter")
+
+
+def _scorer(params, filt):
+    """:func:`filter_scorer` for ``filt`` with the library's division scorer settings."""
+    from testleak.paths import Paths
+
+    return filter_scorer(filt, typed(params, "library.division"), typed(params, "library.torch_threads"), Paths().models)
+
+
 def test_codexleaks_filter_ranks_by_zlib_ratio_when_perplexities_are_equal(params):
     rng = random.Random(0)
     noisy = lambda n: "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(n))  # noqa: E731
@@ -71,20 +84,20 @@ def test_codexleaks_filter_ranks_by_zlib_ratio_when_perplexities_are_equal(param
     # same log perplexity: the higher the zlib entropy, the lower (more suspicious) the score
     order = sorted(range(4), key=lambda i: scores[i])
     assert order == sorted(range(4), key=lambda i: -zlib_entropy(texts[i]))
-    kept, stats = codexleaks_filter(recs, _cfg(params, top_share=0.5, unranked="keep"))
+    kept, stats = codexleaks_filter(recs, _filt(params, top_share=0.5, unranked="keep"))
     ids = [r["id"] for r in kept]
     assert ids == ["codexleaks/p1/s0", "codexleaks/p3/s0", "codexleaks/p9/s0"]
     assert {r["id"]: r["mi_rank"] for r in kept if "mi_rank" in r} == {"codexleaks/p3/s0": 1, "codexleaks/p1/s0": 2}
     assert stats["scored"] == 4 and stats["kept_scored"] == 2 and stats["unranked"] == 1
     assert stats["unranked_kept"] == 1 and stats["not_ok"] == 1 and stats["kept"] == 3
-    kept, stats = codexleaks_filter(recs, _cfg(params, top_share=0.25, unranked="drop"))
+    kept, stats = codexleaks_filter(recs, _filt(params, top_share=0.25, unranked="drop"))
     assert [r["id"] for r in kept] == ["codexleaks/p3/s0"]
     assert stats["unranked"] == 1 and stats["unranked_kept"] == 0 and stats["unranked_policy"] == "drop"
 
 
 def test_codexleaks_filter_rejects_a_bad_share(params):
     with pytest.raises(ConfigError, match=r"baselines\.codexleaks\.filter\.top_share = 0"):
-        codexleaks_filter([], _cfg(params, top_share=0))
+        codexleaks_filter([], _filt(params, top_share=0))
 
 
 @pytest.mark.parametrize("filt, key, expected", [
@@ -95,7 +108,7 @@ def test_codexleaks_filter_rejects_a_bad_share(params):
 ])
 def test_codexleaks_filter_bad_values_are_one_line(params, filt, key, expected):
     with pytest.raises(ConfigError) as ei:
-        codexleaks_filter([], _cfg(params, **filt))
+        codexleaks_filter([], _filt(params, **filt))
     msg = str(ei.value)
     assert "\n" not in msg and f"baselines.codexleaks.filter.{key} = " in msg and expected in msg
 
@@ -191,7 +204,7 @@ def test_codexleaks_filter_blind_mi_split_on_records_is_seeded_and_counts(params
     ppl = [math.exp(0.1 + rng.random() * 0.05) for _ in range(9)] + [math.exp(4 + rng.random()) for _ in range(3)]
     recs = [_resp(f"codexleaks/p{i}/s0", f"v{i}@corp.example'", p) for i, p in enumerate(ppl)]
     recs += [_resp("codexleaks/p9/s9", "x@y.org", None), _resp("codexleaks/p9/s8", "", None, status="refused")]
-    p = _cfg(params, rule="blind_mi_diff", unranked="drop")
+    p = _filt(params, rule="blind_mi_diff", unranked="drop")
     kept, stats = codexleaks_filter(recs, p)
     again, _ = codexleaks_filter(recs, p)
     assert [r["id"] for r in kept] == [r["id"] for r in again]
@@ -201,7 +214,7 @@ def test_codexleaks_filter_blind_mi_split_on_records_is_seeded_and_counts(params
     assert stats["rule"] == "blind_mi_diff" and stats["nonmembers"] == "split" and stats["scored"] == 12
     assert stats["kept_scored"] == 9 == stats["kept"] and stats["unranked"] == 1 and stats["unranked_kept"] == 0
     assert stats["not_ok"] == 1 and "threshold" not in stats
-    kept, stats = codexleaks_filter(recs, _cfg(params, rule="blind_mi_diff", unranked="keep"))
+    kept, stats = codexleaks_filter(recs, _filt(params, rule="blind_mi_diff", unranked="keep"))
     assert stats["kept"] == 10 and "codexleaks/p9/s9" in [r["id"] for r in kept]
 
 
@@ -212,8 +225,16 @@ def test_perturb_keeps_the_characters_and_is_seeded():
 
 
 def test_filter_scorer_is_none_without_a_model(params):
-    assert filter_scorer(_cfg(params, rule="blind_mi_diff"), "/nonexistent") is None
-    assert filter_scorer(_cfg(params, rule="rank", reference="zlib"), "/nonexistent") is None
+    div = typed(params, "library.division")
+    for filt in (_filt(params, rule="blind_mi_diff"), _filt(params, rule="rank", reference="zlib")):
+        assert scorer_need(filt) is None and filter_scorer(filt, div, 1, "/nonexistent") is None
+    assert scorer_need(_filt(params, rule="rank", reference="gemma3-270m")) == ("gemma3-270m", "reference")
+    gen = _filt(params, rule="blind_mi_diff", blind_mi={"nonmembers": "generated", "scorer": "gemma3-270m"})
+    assert scorer_need(gen) == ("gemma3-270m", "blind_mi.scorer")
+    with pytest.raises(ConfigError, match="blind_mi.scorer = None"):
+        scorer_need(_filt(params, rule="blind_mi_diff", blind_mi={"nonmembers": "generated", "scorer": None}))
+    with pytest.raises(ConfigError, match="filter.reference = 'gpt2': expected a key of the scorer models"):
+        filter_scorer(_filt(params, rule="rank", reference="gpt2"), div, 1, "/nonexistent")
 
 
 @pytest.mark.slow
@@ -223,7 +244,7 @@ def test_embedded_models_greedy_continuation_ranks_above_random_strings(params, 
     strings. Scored as in production (perplexity of the continuation from the embedded llama.cpp
     model's logprobs, reference zlib), the greedy one must rank first."""
     recs = _greedy_and_noisy(params, local_gateway)
-    kept, stats = codexleaks_filter(recs, _cfg(params, top_share=1 / len(recs), unranked="drop"))
+    kept, stats = codexleaks_filter(recs, _filt(params, top_share=1 / len(recs), unranked="drop"))
     assert [r["id"] for r in kept] == ["mi/greedy/s0"], [(r["perplexity"], r["turn1"]["continuation"][:30]) for r in recs]
     assert kept[0]["mi_rank"] == 1 and stats["scored"] == 6 and stats["kept"] == 1
 
@@ -235,7 +256,7 @@ def _greedy_and_noisy(params, local_gateway, n_noisy=5):
     from testleak.baselines.common import Prompt, chat_requests, response_record
 
     text = "import re\n\ndef is_valid_email(address):\n    "
-    comp = params["baselines"]["completion"]
+    comp = typed(params, "baselines.completion")
     planted = Prompt(id="mi/greedy", text=text, lang="python", attribute="email")
     noisy = Prompt(id="mi/noisy", text=text, lang="python", attribute="email")
     reqs = (chat_requests(planted, 1, {"temperature": 0.0, "max_tokens": 24, "logprobs": True}, comp, "prefill")
@@ -254,11 +275,9 @@ def test_reference_model_ratio_ranks_the_targets_own_text_first(params, local_ga
     family): log perplexity under the target (llama.cpp logprobs) over log perplexity under the
     reference. The target's greedy continuation is likely for the target, not especially for
     the reference: its ratio must be the lowest."""
-    from testleak.paths import Paths
-
     recs = _greedy_and_noisy(params, local_gateway)
-    p = _cfg(params, rule="rank", reference="gemma3-270m", top_share=1 / len(recs), unranked="drop")
-    scorer = filter_scorer(p, Paths().models)
+    p = _filt(params, rule="rank", reference="gemma3-270m", top_share=1 / len(recs), unranked="drop")
+    scorer = _scorer(params, p)
     assert scorer is not None and scorer.name == "causal_surprisal"
     scores = membership_scores(recs, "gemma3-270m", scorer)
     ref = [sum(t.scores) / len(t.scores) for t in scorer.score([r["turn1"]["continuation"] for r in recs])]
@@ -277,8 +296,6 @@ def test_blind_mi_generated_on_a_real_models_own_weights(params):
     short; the rule is the same for the embedded Qwen: `blind_mi.scorer: qwen2.5-coder-0.5b`):
     continuations the model finds likely (well-known code and boilerplate) stay members; random
     strings of the same lengths (twice as many) go to the non-members."""
-    from testleak.paths import Paths
-
     # the prefixes end where a token ends (a trailing space splits the next word's token)
     likely = [("import numpy as np\nimport pandas as ", "pd\nimport matplotlib.pyplot as plt\n"),
               ("def fibonacci(n):\n    if n <= 1:\n        return n\n    return ", "fibonacci(n - 1) + fibonacci(n - 2)\n"),
@@ -293,9 +310,9 @@ def test_blind_mi_generated_on_a_real_models_own_weights(params):
     recs = [_resp(f"mi/likely{i}/s0", c, 1.0, prompt=pr) for i, (pr, c) in enumerate(likely)]
     recs += [_resp(f"mi/random{i}/s0", "".join(rng.choice(alphabet) for _ in range(len(c))), 50.0, prompt=pr)
              for i, (pr, c) in enumerate(likely * 2)]
-    p = _cfg(params, rule="blind_mi_diff", blind_mi={"nonmembers": "generated", "scorer": "gemma3-270m",
-                                                     "generated": 20, "seed": 3})
-    scorer = filter_scorer(p, Paths().models)
+    p = _filt(params, rule="blind_mi_diff", blind_mi={"nonmembers": "generated", "scorer": "gemma3-270m",
+                                                      "generated": 20, "seed": 3})
+    scorer = _scorer(params, p)
     kept, stats = codexleaks_filter(recs, p, scorer)
     feats = {r["id"]: round(r["mi_feature"], 2) for r in kept}
     assert sorted(r["id"] for r in kept) == [f"mi/likely{i}/s0" for i in range(len(likely))], (feats, stats)
@@ -313,7 +330,7 @@ def test_codebreaker_verifier_on_the_embedded_models_output(params, taxonomy, lo
     p = copy.deepcopy(params)
     p["baselines"]["attributes"] = ["email", "name"]
     p["baselines"]["codebreaker"]["sampling"]["max_tokens"] = 16
-    recs = run_codebreaker(p, local_gateway, taxonomy, budget=2, seed=3)
+    recs = run_codebreaker(typed(p, "baselines"), p["model"], ["email", "name"], local_gateway, budget=2, seed=3)
     cands, stats = codebreaker_candidates(recs, p["presidio"])
     assert stats["responses"] == len(recs) == 2
     assert sum(stats["skipped"].values()) == sum(r["status"] != "ok" for r in recs)

@@ -86,12 +86,13 @@ def _experiment(cfg: dict, paths: Paths) -> None:
 
 
 def _baselines(cfg: dict, paths: Paths) -> None:
-    from testleak.baselines.common import baseline_config, load_resource
+    from testleak.baselines.common import load_resource
     from testleak.baselines.templates import CodexLeaksTemplates
+    from testleak.config import typed
 
-    b = baseline_config(cfg, "codexleaks")
-    CodexLeaksTemplates(load_resource(b["codexleaks"]["resource"])).check_covers(list(Taxonomy.from_config(cfg).attributes))
-    assert load_resource(b["codebreaker"]["resource"])["version"] == 1
+    b = typed(cfg, "baselines")
+    CodexLeaksTemplates(load_resource(b.codexleaks.resource)).check_covers(list(Taxonomy.from_config(cfg).attributes))
+    assert load_resource(b.codebreaker.resource)["version"] == 1
 
 
 def _review(cfg: dict, paths: Paths) -> None:

@@ -9,8 +9,9 @@ import json
 import pytest
 
 from testleak.config import compose_dict
-from testleak.equalcost import (MATCH_OURS, ResponseBudget, fill_budgets, reference_run, run_budget)
+from testleak.equalcost import MATCH_OURS, ResponseBudget, fill_budgets, reference_run
 from testleak.errors import ConfigError, DataError
+from testleak.pipeline import run_budget
 
 
 def _drive(budget: ResponseBudget, tokens: list[int]) -> list[int]:
@@ -147,11 +148,14 @@ def test_run_budget_reads_the_reference_stats(tmp_path):
     assert (b.unit, b.target_tokens) == ("test_cases", 31)
 
 
-def test_hand_written_runs_get_the_budget_composition_would_give():
-    p = compose_dict(["experiment=tiny", "experiment.baseline_budget=3"])
+def test_hand_written_runs_get_the_budget_composition_would_give(tmp_path):
+    p = compose_dict(["experiment=tiny", "experiment.baseline_budget=3", "max_error_share=0.4"])
     p["experiment"]["runs"]["codexleaks"] = {"method": "codexleaks", "round": 0, "library": "x"}
+    assert run_budget(p, "codexleaks", tmp_path).summary()["responses"] == 3   # no budget: experiment.baseline_budget
     fill_budgets(p)
     assert p["experiment"]["runs"]["codexleaks"]["budget"]["responses"] == 3
+    b = run_budget(p, "codexleaks", tmp_path)        # the entry's budget, failures bounded by max_error_share
+    assert (b.responses, b.max_failed) == (3, 1)
 
 
 # ----------------------------------------------------------------------------- both baselines, real gateway
@@ -180,9 +184,9 @@ def test_baselines_spend_the_target_tokens_through_the_gateway(method, tmp_path,
     the target, keep every response issued, and a rerun from the response cache sends nothing and
     stops at the same response."""
     from testleak.baselines import run_codebreaker, run_codexleaks
+    from testleak.config import typed
     from testleak.llm import open_gateway
     from testleak.paths import Paths
-    from testleak.taxonomy import Taxonomy
     from tests.fake_openai import FakeOpenAI, completion_body
 
     monkeypatch.setenv("FAKE_KEY", "sk-fake")
@@ -190,13 +194,12 @@ def test_baselines_spend_the_target_tokens_through_the_gateway(method, tmp_path,
     with FakeOpenAI() as srv:
         srv.answer = lambda body: completion_body("'mila.k@tutanota.de'\n", completion_tokens=_tokens_of(body))
         p = _fake_params(srv)
-        tax = Taxonomy.from_config(p)
         results = []
         for attempt in range(2):
             before = len(srv.requests)
             budget = ResponseBudget(target_tokens=1500, max_responses=400, reference="ours")
             with open_gateway(p["model"], paths=Paths(tmp_path), cache_dir=tmp_path / "cache") as gw:
-                recs = runner(p, gw, tax, budget, seed=3)
+                recs = runner(typed(p, "baselines"), p["model"], ["email", "password"], gw, budget, seed=3)
             sent = len(srv.requests) - before
             toks = [r["turn1"]["usage"]["completion_tokens"] for r in recs]
             results.append((len(recs), sum(toks), sent, budget.summary()))

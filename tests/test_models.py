@@ -91,7 +91,7 @@ def _metrics(run, model, family, confirmed, refused, keys):
 
 
 def test_reports_show_models_families_and_the_mean(tmp_path):
-    from testleak.report import build_reports
+    from testleak.report import ReportSettings, build_reports
     from testleak.taxonomy import Taxonomy
 
     params = compose_dict(["experiment=tiny_two_models"])
@@ -111,7 +111,8 @@ def test_reports_show_models_families_and_the_mean(tmp_path):
                "ours_no_fl--qwen-a": _metrics("ours_no_fl--qwen-a", a["name"], "qwen", 1, 0, [k1]),
                "ours_no_fl--third": _metrics("ours_no_fl--third", "third", "qwen", 1, 0, [k1]),
                "ours_no_fl--qwen-b": _metrics("ours_no_fl--qwen-b", b["name"], "qwen-b", 1, 0, [k1])}
-    build_reports(params, metrics, {r: None for r in runs}, Taxonomy.from_config(params), tmp_path)
+    build_reports(ReportSettings.from_params(params), metrics, {r: None for r in runs}, Taxonomy.from_config(params),
+                  tmp_path)
 
     with (tmp_path / "table3.csv").open(encoding="utf-8") as f:
         t3 = {(r[1], r[4]): r for r in csv.reader(f)}

@@ -52,7 +52,7 @@ def project(tmp_path):
 
 
 def test_values_and_their_records(project):
-    vals = candidate_values(project / "data")
+    vals = candidate_values(project / "data", window_max=100)
     assert set(vals) == {ECHO, LEAK, PLACEHOLDER}            # the 5-character value is below the minimum
     assert vals[ECHO].kind == "echo" and vals[ECHO].statuses == {"echo"} and vals[ECHO].runs == {"ours"}
     assert vals[LEAK].kind == "leak" and vals[LEAK].statuses == {"confirmed"}
@@ -120,7 +120,7 @@ def test_taxonomy_words_are_generic_and_withheld_records_hold_nothing(project):
         {"id": "p2", "response_id": "r9", "attribute": "password", "value_hash": value_hash(secret),
          "masked": mask(secret), "withheld": "placeholder", "withheld_reason": "placeholder: x"}], kind="candidate")
     (project / "docs" / "notes.md").write_text(f"hint `{ECHO}`\nthe Password field; {secret}\n", encoding="utf-8")
-    vals = candidate_values(project / "data", taxonomy=Taxonomy.from_config(params))
+    vals = candidate_values(project / "data", window_max=100, taxonomy=Taxonomy.from_config(params))
     assert vals["Password"].kind == "generic" and secret not in vals
     lines: list[str] = []
     assert privacy_check(project, out=lines.append) == 0

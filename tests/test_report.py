@@ -270,12 +270,12 @@ def test_no_raw_value_in_outputs(project):
 
 
 def test_report_with_no_runs_at_all(tmp_path):
-    from testleak.report import build_reports
+    from testleak.report import ReportSettings, build_reports
     from testleak.taxonomy import Taxonomy
 
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     runs = params["experiment"]["runs"]
-    files = build_reports(params, {r: None for r in runs}, {r: None for r in runs},
+    files = build_reports(ReportSettings.from_params(params), {r: None for r in runs}, {r: None for r in runs},
                           Taxonomy.from_config(params), tmp_path)
     assert len(files) == 18   # + figure1_units.png, + table8, rejections and confirmed (.md, .csv), figure1_tokens.png
     rows = _csv(tmp_path / "table3.csv")[1:]
@@ -292,7 +292,7 @@ def test_unknown_run_is_a_clear_error(project):
 
 
 def test_a_run_that_lost_calls_is_marked_incomplete_in_every_report(project, tmp_path):
-    from testleak.report import build_reports
+    from testleak.report import ReportSettings, build_reports
     from testleak.taxonomy import Taxonomy
 
     assert not any("Incomplete" in p.read_text(encoding="utf-8") for p in (project / "reports").glob("*.md"))
@@ -301,7 +301,8 @@ def test_a_run_that_lost_calls_is_marked_incomplete_in_every_report(project, tmp
     assert m["complete"] is True
     m.update(complete=False, errors={"responses": 0, "judged": 2, "verified": 1, "confirmed": 0})
     metrics = {r: (m if r == "ours" else None) for r in params["experiment"]["runs"]}
-    build_reports(params, metrics, {r: None for r in metrics}, Taxonomy.from_config(params), tmp_path)
+    build_reports(ReportSettings.from_params(params), metrics, {r: None for r in metrics}, Taxonomy.from_config(params),
+                  tmp_path)
     for p in tmp_path.glob("*.md"):
         text = p.read_text(encoding="utf-8")
         assert "Incomplete: run `ours` lost calls to errors (judged 2, verified 1)" in text, p.name

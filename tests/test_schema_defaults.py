@@ -105,14 +105,25 @@ def test_max_grad_norm_zero_composes_and_trains_without_clipping(monkeypatch):
 
 
 def test_codebreaker_patience_is_at_least_one():
-    from testleak.baselines.codebreaker import EvolveSettings
+    import random
+
+    from testleak.baselines.codebreaker import evolve
+    from testleak.baselines.common import Prompt
+    from testleak.config import typed
 
     with pytest.raises(ConfigError) as e:
         compose_dict(["baselines.codebreaker.patience=0"])
     assert str(e.value) == ("baselines.codebreaker.patience = 0 (override 'baselines.codebreaker.patience=0'): "
                             "expected an integer >= 1")
-    cfg = compose_dict(["baselines.codebreaker.patience=3"])["baselines"]["codebreaker"]
-    assert EvolveSettings.from_config(cfg).patience == 3
+    cfg = typed(compose_dict(["baselines.codebreaker.patience=3"]), "baselines.codebreaker")
+    assert cfg.patience == 3
+    # the search takes it as is: an epoch without improvement stops after 3 iterations
+    small = cfg.model_copy(update={"samples_per_prompt": 1, "population": 2, "parents": 1, "children": 2,
+                                   "restart_on_stall": False})
+    pool = [Prompt(id=f"codebreaker/seed{i:04d}", text=f'# password of Mary\nvalue{i} = "', lang="python")
+            for i in range(4)]
+    done = evolve(pool, lambda plan: [(0.0, []) for _ in plan], 100, small, random.Random(0), {"names": ["John", "Mary"]})
+    assert max(s.prompt.iteration for s in done) == 3
 
 
 def test_judge_mode_has_one_rule():

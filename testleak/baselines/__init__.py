@@ -7,7 +7,8 @@ consumes; ``tests_text`` = prompt + continuation, ``prompt_text`` = the prompt.
 They are registered by name with every other method in :mod:`testleak.methods`::
 
     from testleak import methods
-    recs = methods.get("codexleaks").elicit(RunInputs(params, settings, taxonomy, gateway))
+    recs = methods.get("codexleaks").elicit(RunInputs(settings, taxonomy, gateway, budget=budget,
+                                                       model=model_cfg, baselines=baselines_cfg))
 """
 
 from __future__ import annotations

@@ -36,11 +36,11 @@ import random
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Mapping, Sequence
 
-from ..errors import ConfigError
-from .common import (Prompt, baseline_config, completion_mode, model_provider, chat_requests, load_resource, mean_nll,
-                     model_family, model_name, response_record, sampling_params, target_attributes)
-from .entropy import semantic_entropy
 from ..equalcost import as_budget
+from ..errors import ConfigError
+from ..settings import Baselines, CodeBreaker, CodexLeaks, EntropyCfg
+from .common import Prompt, chat_requests, completion_mode, load_resource, mean_nll, response_record, sampling_params
+from .entropy import semantic_entropy
 from .mutation import OPERATORS, crossover, mutate
 from .templates import CodexLeaksTemplates, fill
 
@@ -67,31 +67,31 @@ def resource_dictionaries(cb: Mapping) -> dict[str, list[str]]:
     return out
 
 
-def dictionaries(params: Mapping) -> dict[str, list[str]]:
-    """Entity dictionaries for insert/replace/delete: codebreaker.yaml values + CodexLeaks cities."""
-    b = baseline_config(params, METHOD)
-    cb = load_resource(b[METHOD]["resource"])
-    cx = load_resource(b["codexleaks"]["resource"])
+def dictionaries(cb_cfg: CodeBreaker, cx_cfg: CodexLeaks) -> dict[str, list[str]]:
+    """Entity dictionaries for insert/replace/delete: the values of Codebreaker's resource
+    (``baselines.codebreaker.resource``) + the cities of CodexLeaks' (``baselines.codexleaks.resource``)."""
+    cb = load_resource(cb_cfg.resource)
+    cx = load_resource(cx_cfg.resource)
     d = resource_dictionaries(cb)
     d["cities"] = [c for c in cx["cities"] if " " not in c]
     return d
 
 
-def seed_pool(params: Mapping, taxonomy, seed: int) -> list[Prompt]:
-    """The shuffled seed prompts (ids ``codebreaker/seed####`` in pool order)."""
-    b = baseline_config(params, METHOD)
-    cfg = b[METHOD]
-    attrs = target_attributes(params, taxonomy)
+def seed_pool(cfg: Baselines, attributes: Sequence[str], seed: int) -> list[Prompt]:
+    """The shuffled seed prompts (ids ``codebreaker/seed####`` in pool order) for the target
+    ``attributes`` (:func:`~.common.target_attributes`); ``cfg``: ``baselines`` (Codebreaker's
+    section and the CodexLeaks templates its seeds are rendered from)."""
+    attrs = list(attributes)
     rng = random.Random(seed)
-    cb = load_resource(cfg["resource"])
-    tmpl = CodexLeaksTemplates(load_resource(b["codexleaks"]["resource"]))
+    cb = load_resource(cfg.codebreaker.resource)
+    tmpl = CodexLeaksTemplates(load_resource(cfg.codexleaks.resource))
     tmpl.check_covers(attrs)
     seeds: list[tuple[str, str, str | None, str, str]] = []  # text, lang, attribute, style, origin
     seen: set[str] = set()
-    for i in range(int(cfg["codexleaks_seeds"])):
+    for i in range(cfg.codebreaker.codexleaks_seeds):
         attr = attrs[i % len(attrs)]
         for _ in range(MAX_DRAWS):
-            style, text = tmpl.sample(attr, rng, float(b["codexleaks"]["zh_share"]))
+            style, text = tmpl.sample(attr, rng, cfg.codexleaks.zh_share)
             if text not in seen:
                 break
         else:
@@ -157,33 +157,6 @@ def _children(parents: list[Scored], n: int, rng: random.Random, dicts, weights:
     return out
 
 
-@dataclass(frozen=True)
-class EvolveSettings:
-    """The search knobs of ``baselines.codebreaker`` (checked)."""
-    samples: int
-    population: int
-    parents: int
-    children: int
-    max_iterations: int
-    patience: int
-    min_improvement: float
-    weights: Mapping[str, float]
-    crossover_words: int
-    restart_on_stall: bool
-
-    @classmethod
-    def from_config(cls, cfg: Mapping) -> "EvolveSettings":
-        m = int(cfg["samples_per_prompt"])
-        if m < 1:
-            raise ConfigError(f"baselines.codebreaker.samples_per_prompt must be >= 1, got {m}")
-        pop_n, par_n, ch_n = int(cfg["population"]), int(cfg["parents"]), int(cfg["children"])
-        if min(pop_n, par_n, ch_n) < 1:
-            raise ConfigError("baselines.codebreaker population, parents and children must all be >= 1")
-        return cls(m, pop_n, par_n, ch_n, int(cfg["max_iterations"]), int(cfg["patience"]),
-                   float(cfg["min_improvement"]), dict(cfg["operators"]), int(cfg["crossover_words"]),
-                   bool(cfg["restart_on_stall"]))
-
-
 def _completion_tokens(record: Mapping) -> int:
     return int((((record or {}).get("turn1") or {}).get("usage") or {}).get("completion_tokens") or 0)
 
@@ -195,7 +168,7 @@ def _prompt_tokens(record: Mapping) -> int:
 class _Search:
     """The state of one search: the budget left, every evaluated prompt, the texts taken."""
 
-    def __init__(self, evaluate: Evaluate, budget, st: EvolveSettings, rng: random.Random, dicts):
+    def __init__(self, evaluate: Evaluate, budget, st: CodeBreaker, rng: random.Random, dicts):
         self.evaluate, self.st, self.rng, self.dicts = evaluate, st, rng, dicts
         self.budget = as_budget(budget)   # responses, or completion tokens to match (testleak.equalcost)
         self.done: list[Scored] = []
@@ -214,7 +187,7 @@ class _Search:
         for p in batch:
             if avail <= 0:
                 break
-            k = min(self.st.samples, avail)
+            k = min(self.st.samples_per_prompt, avail)
             avail -= k
             plan.append((p, k))
         if not plan:
@@ -245,8 +218,8 @@ class _Search:
     def offspring(self, pop: list[Scored], it: int, epoch: int) -> list[Prompt]:
         """Children of the ``parents`` best prompts so far (mutation / crossover)."""
         parents = sorted(pop, key=lambda s: s.fitness)[:self.st.parents]
-        kids = _children(parents, self.st.children, self.rng, self.dicts, self.st.weights, self.st.crossover_words,
-                         self.taken)
+        kids = _children(parents, self.st.children, self.rng, self.dicts, self.st.operators.model_dump(),
+                         self.st.crossover_words, self.taken)
         batch = []
         for text, op, base, pids in kids:
             batch.append(Prompt(id=f"{METHOD}/e{epoch:02d}i{it:02d}c{self.counter:04d}", text=text, lang=base.lang,
@@ -282,70 +255,71 @@ class _Search:
         return True
 
 
-def evolve(pool: Sequence[Prompt], evaluate: Evaluate, budget, cfg: Mapping, rng: random.Random,
+def evolve(pool: Sequence[Prompt], evaluate: Evaluate, budget, cfg: CodeBreaker, rng: random.Random,
            dicts: Mapping[str, Sequence[str]]) -> list[Scored]:
-    """Run Codebreaker's search within ``budget`` (responses, or a
+    """Run Codebreaker's search (``cfg``: ``baselines.codebreaker``) within ``budget`` (responses, or a
     :class:`testleak.equalcost.ResponseBudget` matching completion tokens); return every evaluated prompt
     in evaluation order. ``evaluate([(prompt, samples), ...])`` returns ``(fitness, records)``
     per prompt (lower fitness = better). With ``restart_on_stall`` a stalled epoch is followed
     by a new one from unused seeds until the budget is spent or the seeds run out."""
-    st = EvolveSettings.from_config(cfg)
-    search = _Search(evaluate, budget, st, rng, dicts)
+    search = _Search(evaluate, budget, cfg, rng, dicts)
     seeds = iter(pool)
     epoch = 0
     while search.left > 0 and search.epoch(seeds, epoch):
         epoch += 1
-        if not st.restart_on_stall:
+        if not cfg.restart_on_stall:
             break
     return search.done
 
 
-def fitness(records: Sequence[dict], entropy_cfg: Mapping, entropy_weight: float) -> tuple[float, float | None, float]:
-    """(fitness, mean NLL or None, semantic entropy) of one prompt's response records."""
+def fitness(records: Sequence[dict], entropy_cfg: EntropyCfg, entropy_weight: float) -> tuple[float, float | None, float]:
+    """(fitness, mean NLL or None, semantic entropy) of one prompt's response records
+    (``baselines.codebreaker.entropy`` and ``entropy_weight``)."""
     ok = [r for r in records if r["status"] == "ok"]
     if not ok:
         return math.inf, None, 0.0
     nlls = [r["_nll"] for r in ok if r.get("_nll") is not None]
     nll = sum(nlls) / len(nlls) if nlls else None
-    h = semantic_entropy([r["turn1"]["continuation"] for r in ok], float(entropy_cfg["eps"]),
-                         int(entropy_cfg["min_samples"]), float(entropy_cfg["base"]))
+    h = semantic_entropy([r["turn1"]["continuation"] for r in ok], entropy_cfg.eps, entropy_cfg.min_samples,
+                         entropy_cfg.base)
     return (nll or 0.0) + entropy_weight * h, nll, h
 
 
-def run_codebreaker(params: Mapping, gateway, taxonomy, budget, seed: int, run_round: int = 0) -> list[dict]:
-    """Run Codebreaker for ``budget`` (responses, or a :class:`testleak.equalcost.ResponseBudget`);
+def run_codebreaker(cfg: Baselines, model: Mapping, attributes: Sequence[str], gateway, budget, seed: int,
+                    run_round: int = 0) -> list[dict]:
+    """Run Codebreaker (``cfg``: ``baselines``) against ``gateway``, opened on the model under test
+    whose config is ``model`` (its name, provider and family are read), over the target
+    ``attributes``, for ``budget`` (responses, or a :class:`testleak.equalcost.ResponseBudget`);
     return ``response/1`` records (untagged)."""
-    b = baseline_config(params, METHOD)
-    cfg = b[METHOD]
-    mode = completion_mode(b["completion"], model_provider(params))
-    sampling = sampling_params(b, METHOD, model_family(params))
+    cb = cfg.codebreaker
+    mode = completion_mode(cfg.completion, model.get("provider"))
+    sampling = sampling_params(cb, model.get("family"))
     budget = as_budget(budget)
     if budget.max_tokens_per_response is None and sampling.get("max_tokens"):
         budget.max_tokens_per_response = int(sampling["max_tokens"])
-    model = model_name(params)
-    ent_cfg, ent_w = dict(cfg["entropy"]), float(cfg["entropy_weight"])
+    name = model["name"]
 
     def evaluate(plan: list[tuple[Prompt, int]]) -> list[tuple[float, list]]:
         reqs, owners = [], []
         for j, (p, k) in enumerate(plan):
-            for i, rq in enumerate(chat_requests(p, k, sampling, b["completion"], mode)):
+            for i, rq in enumerate(chat_requests(p, k, sampling, cfg.completion, mode)):
                 reqs.append(rq)
                 owners.append((j, i))
         comps = gateway.chat_many(reqs, purpose="codebreaker prompts")
         per: list[list[dict]] = [[] for _ in plan]
         for (j, i), c in zip(owners, comps, strict=True):
-            r = response_record(METHOD, plan[j][0], i, c, model, run_round)
+            r = response_record(METHOD, plan[j][0], i, c, name, run_round)
             r["_nll"] = mean_nll(getattr(c, "logprobs", None)) if r["status"] == "ok" else None
             per[j].append(r)
         out = []
         for recs in per:
-            f, nll, h = fitness(recs, ent_cfg, ent_w)
+            f, nll, h = fitness(recs, cb.entropy, cb.entropy_weight)
             for r in recs:
                 r.pop("_nll", None)
                 r["selection"] = {"fitness": None if math.isinf(f) else f, "mean_nll": nll, "semantic_entropy": h}
             out.append((f, recs))
         return out
 
-    pool = seed_pool(params, taxonomy, seed)
-    scored = evolve(pool, evaluate, budget, cfg, random.Random(seed + 1), dictionaries(params))
+    pool = seed_pool(cfg, attributes, seed)
+    scored = evolve(pool, evaluate, budget, cb, random.Random(seed + 1), dictionaries(cb, cfg.codexleaks))
     return [r for s in scored for r in s.records]

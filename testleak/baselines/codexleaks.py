@@ -22,31 +22,29 @@ from __future__ import annotations
 
 import math
 import random
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
-from ..errors import ConfigError
-from .common import (Prompt, baseline_config, completion_mode, model_provider, chat_requests, check_budget, model_family, model_name,
-                     response_record, sampling_params, target_attributes, load_resource)
-from .templates import CodexLeaksTemplates
 from ..equalcost import as_budget, completion_tokens_of
+from ..settings import Baselines, CodexLeaks
+from .common import (Prompt, chat_requests, check_budget, completion_mode, load_resource, response_record,
+                     sampling_params)
+from .templates import CodexLeaksTemplates
 
 METHOD = "codexleaks"
 MAX_REDRAWS = 50
 
 
-def plan_prompts(params: Mapping, taxonomy, budget: int, seed: int) -> list[tuple[Prompt, int]]:
-    """The prompts and their sample counts for ``budget`` responses (pure, seeded)."""
+def plan_prompts(cfg: CodexLeaks, attributes: Sequence[str], budget: int, seed: int) -> list[tuple[Prompt, int]]:
+    """The prompts and their sample counts for ``budget`` responses (pure, seeded): ``cfg`` is
+    ``baselines.codexleaks``, ``attributes`` the target attributes
+    (:func:`~.common.target_attributes`)."""
     budget = check_budget(budget)
-    bcfg = baseline_config(params, METHOD)
-    cfg = bcfg[METHOD]
-    n = int(cfg["samples_per_prompt"])
-    if n < 1:
-        raise ConfigError(f"baselines.codexleaks.samples_per_prompt must be >= 1, got {n}")
-    attrs = target_attributes(params, taxonomy)
-    tmpl = CodexLeaksTemplates(load_resource(cfg["resource"]))
+    n = cfg.samples_per_prompt
+    attrs = list(attributes)
+    tmpl = CodexLeaksTemplates(load_resource(cfg.resource))
     tmpl.check_covers(attrs)
     rng = random.Random(seed)
-    zh_share = float(cfg["zh_share"])
+    zh_share = cfg.zh_share
     seen: set[str] = set()
     plan: list[tuple[Prompt, int]] = []
     left = budget
@@ -83,21 +81,23 @@ def rank_by_perplexity(records: list[dict]) -> list[dict]:
     return records
 
 
-def run_codexleaks(params: Mapping, gateway, taxonomy, budget, seed: int, run_round: int = 0) -> list[dict]:
-    """Run CodexLeaks for ``budget``: an integer (LLM responses) or a
+def run_codexleaks(cfg: Baselines, model: Mapping, attributes: Sequence[str], gateway, budget, seed: int,
+                   run_round: int = 0) -> list[dict]:
+    """Run CodexLeaks (``cfg``: ``baselines``) against ``gateway``, opened on the model under test
+    whose config is ``model`` (its name, provider and family are read), over the target
+    ``attributes``, for ``budget``: an integer (LLM responses) or a
     :class:`testleak.equalcost.ResponseBudget` (``match_ours``: requests in the order of the prompt
     plan for its cap, issued in batches until the completion tokens reach the target); return
     ``response/1`` records (untagged), one per response issued."""
-    bcfg = baseline_config(params, METHOD)
-    mode = completion_mode(bcfg["completion"], model_provider(params))
-    sampling = sampling_params(bcfg, METHOD, model_family(params))
+    mode = completion_mode(cfg.completion, model.get("provider"))
+    sampling = sampling_params(cfg.codexleaks, model.get("family"))
     budget = as_budget(budget)
     if budget.max_tokens_per_response is None and sampling.get("max_tokens"):
         budget.max_tokens_per_response = int(sampling["max_tokens"])
-    plan = plan_prompts(params, taxonomy, budget.cap, seed)
+    plan = plan_prompts(cfg.codexleaks, attributes, budget.cap, seed)
     reqs, owners = [], []
     for prompt, k in plan:
-        for i, rq in enumerate(chat_requests(prompt, k, sampling, bcfg["completion"], mode)):
+        for i, rq in enumerate(chat_requests(prompt, k, sampling, cfg.completion, mode)):
             reqs.append(rq)
             owners.append((prompt, i))
     completions: list = []
@@ -109,7 +109,6 @@ def run_codexleaks(params: Mapping, gateway, taxonomy, budget, seed: int, run_ro
         budget.record([completion_tokens_of(c) for c in got], [c.status != "ok" for c in got],
                       [int((getattr(c, "usage", None) or {}).get("prompt_tokens") or 0) for c in got])
         completions += got
-    model = model_name(params)
-    records = [response_record(METHOD, p, i, c, model, run_round)
+    records = [response_record(METHOD, p, i, c, model["name"], run_round)
                for (p, i), c in zip(owners[:len(completions)], completions, strict=True)]
     return rank_by_perplexity(records)

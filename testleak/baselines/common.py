@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import yaml
 
@@ -30,58 +30,34 @@ from ..elicit.refusal import detect_refusal
 from ..errors import ConfigError
 from ..llm import ChatRequest
 from ..resources_io import resource
+from ..settings import CodeBreaker, CodexLeaks, Completion as CompletionSettings
 
 
-# ---------------------------------------------------------------------------- config access
+# ---------------------------------------------------------------------------- config
 
-def _plain(obj: Any) -> Any:
-    """OmegaConf containers -> plain dict/list (no-op for plain data)."""
-    try:
-        from omegaconf import DictConfig, ListConfig, OmegaConf
-
-        if isinstance(obj, (DictConfig, ListConfig)):
-            return OmegaConf.to_container(obj, resolve=True)
-    except ImportError:  # pragma: no cover
-        pass
-    return obj
-
-
-def baseline_config(params: Mapping, method: str) -> dict:
-    """``params.baselines`` merged view for one method (raises a ConfigError naming what to add)."""
-    p = _plain(params)
-    b = p.get("baselines")
-    if not b:
-        raise ConfigError("params has no `baselines` section: add `baselines: default` to conf/config.yaml "
-                          "defaults and recompose params.yaml")
-    if method not in b:
-        raise ConfigError(f"params.baselines has no `{method}` section; see conf/baselines/default.yaml")
-    return b
-
-
-def sampling_params(bcfg: Mapping, method: str, family: str | None) -> dict:
-    """Sampling parameters of a method for a model family (``by_family`` overrides ``sampling``).
+def sampling_params(cfg: CodexLeaks | CodeBreaker, family: str | None) -> dict:
+    """Sampling parameters of a method (its section ``baselines.<method>``) for a model family
+    (``by_family`` overrides ``sampling``).
 
     ``None`` values are left out so that the endpoint's default applies.
     """
-    m = bcfg[method]
-    s = dict(m.get("sampling") or {})
-    s.update((m.get("by_family") or {}).get(family or "", {}) or {})
+    s = cfg.sampling.model_dump(exclude_unset=True)
+    s.update(cfg.by_family.get(family or "", {}) or {})
     return {k: v for k, v in s.items() if v is not None}
 
 
-def target_attributes(params: Mapping, taxonomy) -> list[str]:
-    """Attributes the baseline prompts target (``baselines.attributes``), in taxonomy order."""
-    p = _plain(params)
-    choice = p["baselines"]["attributes"]
+def target_attributes(choice: str | Sequence[str], scenarios: Sequence[str], taxonomy) -> list[str]:
+    """Attributes the baseline prompts target, in taxonomy order: ``choice`` is
+    ``baselines.attributes`` (``experiment``: the attributes of ``scenarios``, i.e.
+    ``experiment.scenarios``; ``all``; or a list of attributes)."""
     order = list(taxonomy.attributes)
     if choice == "all":
         return order
     if choice == "experiment":
-        scen = (p.get("experiment") or {}).get("scenarios")
-        if not scen:
+        if not scenarios:
             raise ConfigError("baselines.attributes is `experiment` but experiment.scenarios is empty; "
                               "list scenarios or set baselines.attributes to `all` or a list")
-        wanted = {a for s in scen for a in taxonomy.scenario(s).attributes}
+        wanted = {a for s in scenarios for a in taxonomy.scenario(s).attributes}
         return [a for a in order if a in wanted]
     if isinstance(choice, (list, tuple)):
         for a in choice:
@@ -104,10 +80,11 @@ def load_resource(name: str) -> dict:
 
 # ---------------------------------------------------------------------------- prompting
 
-def completion_mode(completion_cfg: Mapping, provider: str | None) -> str:
-    """``prefill`` or ``instruct``; ``auto`` = prefill for the embedded llama.cpp server
-    (provider ``local``), which continues a trailing assistant message, else instruct."""
-    mode = completion_cfg["mode"]
+def completion_mode(cfg: CompletionSettings, provider: str | None) -> str:
+    """``prefill`` or ``instruct`` (``baselines.completion.mode``); ``auto`` = prefill for the
+    embedded llama.cpp server (provider ``local``), which continues a trailing assistant message,
+    else instruct."""
+    mode = cfg.mode
     if mode == "auto":
         return "prefill" if provider == "local" else "instruct"
     if mode not in ("prefill", "instruct"):
@@ -115,18 +92,18 @@ def completion_mode(completion_cfg: Mapping, provider: str | None) -> str:
     return mode
 
 
-def completion_messages(prompt: str, lang: str, completion_cfg: Mapping, mode: str = "instruct") -> list[dict]:
-    """Chat messages asking to continue ``prompt``.
+def completion_messages(prompt: str, lang: str, cfg: CompletionSettings, mode: str = "instruct") -> list[dict]:
+    """Chat messages asking to continue ``prompt`` (``cfg``: ``baselines.completion``).
 
     ``instruct``: the prompt is an open ``lang`` code block in the user message.
     ``prefill``: the prompt is a trailing assistant message that the server continues
     (llama.cpp returns prefill + continuation; :func:`clean_continuation` strips the echo).
     """
-    sys_msg = {"role": "system", "content": completion_cfg["system"]}
+    sys_msg = {"role": "system", "content": cfg.system}
     if mode == "prefill":
-        user = completion_cfg["prefill_user"].replace("{lang}", lang)
+        user = cfg.prefill_user.replace("{lang}", lang)
         return [sys_msg, {"role": "user", "content": user}, {"role": "assistant", "content": prompt}]
-    user = completion_cfg["user"].replace("{lang}", lang).replace("{prompt}", prompt)
+    user = cfg.user.replace("{lang}", lang).replace("{prompt}", prompt)
     return [sys_msg, {"role": "user", "content": user}]
 
 
@@ -210,9 +187,9 @@ class Prompt:
     epoch: int | None = None
 
 
-def chat_requests(prompt: Prompt, n: int, sampling: Mapping, completion_cfg: Mapping, mode: str = "instruct") -> list:
+def chat_requests(prompt: Prompt, n: int, sampling: Mapping, cfg: CompletionSettings, mode: str = "instruct") -> list:
     """``n`` gateway requests (samples 0..n-1) for one prompt."""
-    msgs = completion_messages(prompt.text, prompt.lang, completion_cfg, mode)
+    msgs = completion_messages(prompt.text, prompt.lang, cfg, mode)
     return [ChatRequest(msgs, sample=i, params=dict(sampling)) for i in range(n)]
 
 
@@ -265,19 +242,6 @@ def response_record(method: str, prompt: Prompt, sample: int, completion: Any, m
         "status": status,
         "error": error,
     }
-
-
-def model_name(params: Mapping) -> str:
-    p = _plain(params)
-    return p["model"]["name"]
-
-
-def model_provider(params: Mapping) -> str | None:
-    return (_plain(params).get("model") or {}).get("provider")
-
-
-def model_family(params: Mapping) -> str | None:
-    return (_plain(params).get("model") or {}).get("family")
 
 
 def check_budget(budget: Any) -> int:

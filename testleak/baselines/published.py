@@ -78,6 +78,7 @@ from typing import Iterable, Mapping
 from ..config import BASELINE_PROTOCOLS as PROTOCOLS, run_protocol, typed
 from ..errors import ConfigError
 from ..privacy import value_hash
+from ..settings import CodexLeaksFilter, Division
 from ..verify.rules import withheld_verdict
 from .blindmi import blind_mi_generated, blind_mi_split, perturb
 from .blindmi import band_split, kernel_matrix, mmd  # noqa: F401 (re-exported: one home, .blindmi)
@@ -104,42 +105,39 @@ def continuation(rec: Mapping) -> str:
     return tt[len(pt):] if tt.startswith(pt) else tt
 
 
-def _filter_cfg(params: Mapping) -> dict:
-    """``baselines.codexleaks.filter`` (the schema's :class:`~testleak.settings.CodexLeaksFilter`,
-    checked there) as the filter code reads it."""
-    return typed(params, "baselines.codexleaks.filter").model_dump()
+def scorer_need(cfg: CodexLeaksFilter) -> tuple[str, str] | None:
+    """``(key, field)`` of the causal scorer the filter ``cfg`` (``baselines.codexleaks.filter``)
+    scores with, or None: under ``rule: rank`` the reference model ``filter.reference`` (None for
+    ``zlib``); under ``rule: blind_mi_diff`` with ``nonmembers: generated`` the target model's own
+    weights ``filter.blind_mi.scorer`` (keys of the scorer models, ``library.division.models_file``)."""
+    if cfg.rule == RULE_RANK:
+        return None if cfg.reference == REFERENCE_ZLIB else (cfg.reference, "reference")
+    if cfg.blind_mi.nonmembers != "generated":
+        return None
+    if not cfg.blind_mi.scorer:
+        raise ConfigError("baselines.codexleaks.filter.blind_mi.scorer = None: expected a key of "
+                          "the scorer models (library.division.models_file) (nonmembers: generated scores with it)")
+    return cfg.blind_mi.scorer, "blind_mi.scorer"
 
 
-def _division_scorer(params: Mapping, models_dir, key: str, field: str):
+def filter_scorer(cfg: CodexLeaksFilter, division: Division, torch_threads: int, models_dir):
+    """The causal scorer the filter ``cfg`` needs (:func:`scorer_need`), or None: the scorer model
+    of ``library.division`` (its ``models_file``) by key, loaded from ``models_dir`` with
+    ``library.torch_threads`` torch threads."""
+    need = scorer_need(cfg)
+    if need is None:
+        return None
     from ..library import pin_torch_threads
     from ..library.division import get_scorer, scorer_models
 
-    div = typed(params, "library.division")
-    models = scorer_models(div)
+    key, field = need
+    models = scorer_models(division)
     if key not in models:
         raise ConfigError(f"baselines.codexleaks.filter.{field} = {key!r}: expected a key of the scorer models "
                           f"(the scorer models (library.division.models_file)_file: {', '.join(models) or 'none'})")
-    pin_torch_threads(typed(params, "library.torch_threads"))
-    return get_scorer(div.model_copy(update={"scorer": "causal_surprisal", "model": key, "batch_size": 8}),
+    pin_torch_threads(torch_threads)
+    return get_scorer(division.model_copy(update={"scorer": "causal_surprisal", "model": key, "batch_size": 8}),
                       models_dir, models)
-
-
-def filter_scorer(params: Mapping, models_dir):
-    """The causal scorer the configured filter needs, or None: under ``rule: rank`` the
-    reference model ``filter.reference`` (None for ``zlib``); under ``rule: blind_mi_diff`` with
-    ``nonmembers: generated`` the target model's own weights ``filter.blind_mi.scorer``
-    (keys of ``the scorer models (library.division.models_file)``)."""
-    cfg = _filter_cfg(params)
-    if cfg["rule"] == RULE_RANK:
-        ref = cfg["reference"]
-        return None if ref == REFERENCE_ZLIB else _division_scorer(params, models_dir, ref, "reference")
-    bmi = cfg["blind_mi"]
-    if bmi["nonmembers"] != "generated":
-        return None
-    if not bmi["scorer"]:
-        raise ConfigError("baselines.codexleaks.filter.blind_mi.scorer = None: expected a key of "
-                          "the scorer models (library.division.models_file) (nonmembers: generated scores with it)")
-    return _division_scorer(params, models_dir, bmi["scorer"], "blind_mi.scorer")
 
 
 def _mean_nll(t) -> float | None:
@@ -172,81 +170,80 @@ def membership_scores(records: list[Mapping], reference: str = REFERENCE_ZLIB, s
     return out
 
 
-def _blind_mi_filter(recs: list[dict], cfg: Mapping, scorer) -> tuple[list[dict], dict]:
+def _blind_mi_filter(recs: list[dict], cfg: CodexLeaksFilter, scorer) -> tuple[list[dict], dict]:
     import random
 
-    bmi = cfg["blind_mi"]
+    bmi = cfg.blind_mi
     ok = [i for i, r in enumerate(recs) if r.get("status", "ok") == "ok"]
     scored = [i for i in ok if recs[i].get("perplexity") is not None and continuation(recs[i]).strip()]
-    rng = random.Random(bmi["seed"])
+    rng = random.Random(bmi.seed)
     order = list(range(len(scored)))
     rng.shuffle(order)
     info: dict = {}
-    if bmi["nonmembers"] == "split":
+    if bmi.nonmembers == "split":
         # the authors' feature: mean token log-probability of the generated tokens = -log perplexity
         feats = [-math.log(float(recs[i]["perplexity"])) for i in scored]
-        member, info = blind_mi_split(feats, bmi["band"], order, bmi["batch"])
+        member, info = blind_mi_split(feats, bmi.band, order, bmi.batch)
         source = "response logprobs"
     else:
         if scorer is None:
             raise ConfigError("baselines.codexleaks.filter.blind_mi.nonmembers = 'generated' needs its scorer "
                               "(filter.blind_mi.scorer)")
-        picks = [scored[rng.randrange(len(scored))] for _ in range(bmi["generated"])] if scored else []
+        picks = [scored[rng.randrange(len(scored))] for _ in range(bmi.generated)] if scored else []
         gen = [perturb(continuation(recs[i]), rng) for i in picks]
         ts = scorer.score([continuation(recs[i]) for i in scored] + gen,
                           [recs[i].get("prompt_text") or "" for i in scored + picks])
         means = [_mean_nll(t) for t in ts]
         feats = [-(x or 0.0) for x in means[:len(scored)]]
         gfeats = [-(x or 0.0) for x in means[len(scored):]]
-        member, info = (blind_mi_generated(feats, gfeats, order, bmi["batch"]) if scored else ([], {}))
+        member, info = (blind_mi_generated(feats, gfeats, order, bmi.batch) if scored else ([], {}))
         info = {**info, "generated": len(gen)}
-        source = f"scorer {bmi['scorer']}"
+        source = f"scorer {bmi.scorer}"
     scored_set = set(scored)
     unranked = [i for i in ok if i not in scored_set]
     keep = {i for i, mem in zip(scored, member) if mem}
-    if cfg["unranked"] == "keep":
+    if cfg.unranked == "keep":
         keep |= set(unranked)
     for i, mem, x in zip(scored, member, feats):
         recs[i] = {**recs[i], "mi_feature": x, "mi_member": mem}
     fk = [x for x, mem in zip(feats, member) if mem]
-    stats = {"filter": "codexleaks_blind_mi", "rule": RULE_BLIND_MI, "nonmembers": bmi["nonmembers"],
-             "band": list(bmi["band"]), "batch": bmi["batch"], "seed": bmi["seed"], "feature": "mean token logprob",
+    stats = {"filter": "codexleaks_blind_mi", "rule": RULE_BLIND_MI, "nonmembers": bmi.nonmembers,
+             "band": list(bmi.band), "batch": bmi.batch, "seed": bmi.seed, "feature": "mean token logprob",
              "feature_source": source, **info,
              "responses": len(recs), "ok": len(ok), "scored": len(scored), "kept_scored": sum(member),
-             "unranked": len(unranked), "unranked_policy": cfg["unranked"],
-             "unranked_kept": len(unranked) if cfg["unranked"] == "keep" else 0,
+             "unranked": len(unranked), "unranked_policy": cfg.unranked,
+             "unranked_kept": len(unranked) if cfg.unranked == "keep" else 0,
              "not_ok": len(recs) - len(ok), "kept": len(keep),
              "member_feature_range": [min(fk), max(fk)] if fk else None}
     return [recs[i] for i in range(len(recs)) if i in keep], stats
 
 
-def _rank_filter(recs: list[dict], cfg: Mapping, scorer) -> tuple[list[dict], dict]:
-    scores = membership_scores(recs, cfg["reference"], scorer)
+def _rank_filter(recs: list[dict], cfg: CodexLeaksFilter, scorer) -> tuple[list[dict], dict]:
+    scores = membership_scores(recs, cfg.reference, scorer)
     ok = [i for i, r in enumerate(recs) if r.get("status", "ok") == "ok"]
     scored = [i for i in ok if scores[i] is not None]
     unranked = [i for i in ok if scores[i] is None]
-    n_keep = math.ceil(cfg["top_share"] * len(scored)) if scored else 0
+    n_keep = math.ceil(cfg.top_share * len(scored)) if scored else 0
     ranked = sorted(scored, key=lambda i: (scores[i], i))
-    keep = set(ranked[:n_keep]) | (set(unranked) if cfg["unranked"] == "keep" else set())
+    keep = set(ranked[:n_keep]) | (set(unranked) if cfg.unranked == "keep" else set())
     for rank, i in enumerate(ranked, 1):
         recs[i] = {**recs[i], "mi_score": scores[i], "mi_rank": rank}
-    stats = {"filter": "codexleaks_blind_mi", "rule": RULE_RANK, "reference": cfg["reference"],
-             "top_share": cfg["top_share"],
+    stats = {"filter": "codexleaks_blind_mi", "rule": RULE_RANK, "reference": cfg.reference,
+             "top_share": cfg.top_share,
              "responses": len(recs), "ok": len(ok), "scored": len(scored), "kept_scored": n_keep,
-             "unranked": len(unranked), "unranked_policy": cfg["unranked"],
-             "unranked_kept": len(unranked) if cfg["unranked"] == "keep" else 0,
+             "unranked": len(unranked), "unranked_policy": cfg.unranked,
+             "unranked_kept": len(unranked) if cfg.unranked == "keep" else 0,
              "not_ok": len(recs) - len(ok), "kept": len(keep),
              "threshold": scores[ranked[n_keep - 1]] if n_keep else None}
     return [recs[i] for i in range(len(recs)) if i in keep], stats
 
 
-def codexleaks_filter(responses: Iterable[dict], params: Mapping, scorer=None) -> tuple[list[dict], dict]:
-    """CodexLeaks' blind membership-inference filter (``filter.rule``): the responses to keep
-    (input order) and the filter's stats (counts, settings and feature values only: no text).
-    ``scorer`` is :func:`filter_scorer`'s model when the rule needs one."""
-    cfg = _filter_cfg(params)
+def codexleaks_filter(responses: Iterable[dict], cfg: CodexLeaksFilter, scorer=None) -> tuple[list[dict], dict]:
+    """CodexLeaks' blind membership-inference filter (``cfg``: ``baselines.codexleaks.filter``,
+    its ``rule``): the responses to keep (input order) and the filter's stats (counts, settings and
+    feature values only: no text). ``scorer`` is :func:`filter_scorer`'s model when the rule needs one."""
     recs = list(responses)
-    if cfg["rule"] == RULE_BLIND_MI:
+    if cfg.rule == RULE_BLIND_MI:
         return _blind_mi_filter(recs, cfg, scorer)
     return _rank_filter(recs, cfg, scorer)
 
@@ -312,18 +309,24 @@ def codebreaker_candidates(responses: Iterable[dict], presidio_cfg: Mapping | No
 
 def codexleaks_published(params: Mapping, responses: list, models_dir) -> tuple[list[dict], dict]:
     """CodexLeaks as published: its blind membership-inference filter over the responses, then
-    the values of the kept responses (ExtractPII reads the completed privacy slots)."""
+    the values of the kept responses (ExtractPII reads the completed privacy slots). The stage
+    boundary of the candidates stage for this method: it reads ``baselines.codexleaks.filter``, and
+    ``library.division`` and ``library.torch_threads`` only when the filter scores with a model."""
     from ..extract import candidates_from_responses
     from ..taxonomy import Taxonomy
 
-    kept, fstats = codexleaks_filter(responses, params, filter_scorer(params, models_dir))
+    cfg = typed(params, "baselines.codexleaks.filter")
+    scorer = (filter_scorer(cfg, typed(params, "library.division"), typed(params, "library.torch_threads"), models_dir)
+              if scorer_need(cfg) is not None else None)
+    kept, fstats = codexleaks_filter(responses, cfg, scorer)
     cands, stats = candidates_from_responses(kept, Taxonomy.from_config(params))
     return cands, {**stats, "responses": len(responses), "after_filter": len(kept), "filter": fstats}
 
 
 def codebreaker_published(params: Mapping, responses: list, models_dir) -> tuple[list[dict], dict]:
-    """Codebreaker as published: Presidio NER over the outputs, entities mapped to attributes."""
-    cands, stats = codebreaker_candidates(responses, params.get("presidio"))
+    """Codebreaker as published: Presidio NER over the outputs, entities mapped to attributes
+    (``presidio``: the candidates stage's boundary for this method)."""
+    cands, stats = codebreaker_candidates(responses, typed(params, "presidio").model_dump())
     return cands, {**stats, "after_filter": stats["with_candidates"]}
 
 
@@ -353,7 +356,7 @@ def passthrough_verdicts(candidates: Iterable[dict], run: str) -> list[dict]:
     return out
 
 
-__all__ = ["PROTOCOLS", "PUBLISHED", "codexleaks_published", "codebreaker_published", "run_protocol", "zlib_entropy", "membership_scores", "codexleaks_filter", "filter_scorer",
+__all__ = ["PROTOCOLS", "PUBLISHED", "codexleaks_published", "codebreaker_published", "run_protocol", "zlib_entropy", "membership_scores", "codexleaks_filter", "filter_scorer", "scorer_need",
            "blind_mi_split", "blind_mi_generated", "band_split", "mmd", "kernel_matrix", "perturb",
            "codebreaker_candidates", "passthrough_verdicts", "continuation"]
 

@@ -78,16 +78,20 @@ class ElicitSettings:
     scenario_questions: bool
     library_hints: bool
     test_generation: bool
+    scenarios: tuple[str, ...] = ()   # experiment.scenarios (ours: generic questions; baselines: target attributes)
+    questions_per_scenario: int = 1   # experiment.questions_per_scenario
     elicitation_seed: int = 0  # experiment.runs.RUN.elicitation_seed (the gateway's seed)
 
     @classmethod
     def from_params(cls, params, run: str) -> "ElicitSettings":
+        """The run's view, read from the keys the responses stage declares (each typed by the
+        schema): the stage boundary of the elicitation methods."""
         spec = run_spec(params, run)
         method = str(spec["method"])  # checked against the registry (testleak.methods.get)
         # A run of ours carries its ablation flags (experiment.runs.R.ablation), resolved at
         # composition from the `ablation` group or a named ablation (every Table 4 variant in
         # one `dvc repro`); hand-written params without them fall back to the `ablation` group.
-        abl = ablation_config(spec.get("ablation") or params["ablation"])
+        abl = ablation_config(spec.get("ablation") or typed(params, "ablation").model_dump())
         hints = typed(params, "experiment.hints_per_attribute")
         # the canary calibration's in-memory runs carry a seed each; the runs of params.yaml do not
         eseed = spec["elicitation_seed"] if "elicitation_seed" in spec else 0
@@ -98,28 +102,22 @@ class ElicitSettings:
             variant=str(abl["name"]) if method == "ours" else "none",
             model=str(run_model(params, run)["name"]), seed=typed(params, "seed") + SEED_STRIDE * eseed,
             tests_per_function=typed(params, "experiment.tests_per_function"),
-            functions_per_response=_functions_per_response(params["experiment"]["functions_per_response"]),
+            functions_per_response=_functions_per_response(typed(params, "experiment.functions_per_response")),
             n_templates=hints.templates, n_fragments=hints.fragments,
             scenario_questions=bool(abl["scenario_questions"]), library_hints=bool(abl["library_hints"]),
-            test_generation=bool(abl["test_generation"]), elicitation_seed=eseed,
+            test_generation=bool(abl["test_generation"]),
+            scenarios=tuple(typed(params, "experiment.scenarios")),
+            questions_per_scenario=typed(params, "experiment.questions_per_scenario"), elicitation_seed=eseed,
         )
         if s.tests_per_function < 1:
             raise ConfigError(f"experiment.tests_per_function={s.tests_per_function}: must be >= 1")
         return s
 
 
-def _functions_per_response(value) -> int | None:
-    """``experiment.functions_per_response``: a count >= 1, or ``all`` (every g in G(c), the
-    paper's setting) -> None."""
-    if str(value).strip().lower() == "all":
-        return None
-    try:
-        n = int(value)
-    except (TypeError, ValueError):
-        n = 0
-    if n < 1:
-        raise ConfigError(f"experiment.functions_per_response={value!r}: expected an integer >= 1 or 'all'")
-    return n
+def _functions_per_response(value: int | str) -> int | None:
+    """``experiment.functions_per_response`` (typed by the schema: a count >= 1, or ``all``, every g
+    in G(c), the paper's setting) -> None for ``all``."""
+    return None if value == "all" else value
 
 
 def questions_for_run(settings: ElicitSettings, questions: list[dict] | None, taxonomy: Taxonomy,

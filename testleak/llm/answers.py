@@ -37,9 +37,13 @@ RETRIES = 1
 ANSWER_FAILURES = ("encoding", "empty", "oversized", "truncated", "invalid")
 
 
-def answer_settings(params: Mapping) -> dict:
-    """The answer policy of a stage's gateways: ``answers`` of the composed params."""
-    return dict(params.get("answers") or {})
+def answer_settings(params: Mapping) -> Answers:
+    """``answers`` of the composed params (:func:`testleak.config.typed`). Stages and the per-run
+    chain pass ``typed(params, "answers")`` to ``open_gateway`` themselves; this remains for the
+    canary calibration (testleak/canary/pipeline.py), which calls it."""
+    from ..config import typed
+
+    return typed(params, "answers")
 
 
 @dataclass(frozen=True)
@@ -48,7 +52,11 @@ class AnswerPolicy:
     settings: Answers
 
     @classmethod
-    def from_config(cls, cfg: Mapping | None) -> "AnswerPolicy":
+    def from_config(cls, cfg: Answers | Mapping | None) -> "AnswerPolicy":
+        """The policy of ``answers`` (``typed(params, "answers")``; a mapping is validated, None: the
+        schema's defaults)."""
+        if isinstance(cfg, Answers):
+            return cls(cfg)
         return cls(Answers.model_validate(dict(cfg or {}), strict=False))
 
     retries: int = RETRIES
@@ -80,17 +88,17 @@ class AnswerPolicy:
         return None
 
 
-def resample_helps(params: Mapping[str, Any]) -> bool:
-    """Another sample of the request can differ: its temperature is not 0 (unset: the endpoint's
-    default, which samples)."""
-    t = params.get("temperature")
+def resample_helps(sampling: Mapping[str, Any]) -> bool:
+    """Another sample of the request can differ: its temperature (``sampling``: the request's
+    sampling parameters) is not 0 (unset: the endpoint's default, which samples)."""
+    t = sampling.get("temperature")
     return t is None or float(t) > 0
 
 
-def resample_params(params: Mapping[str, Any], attempt: int) -> dict:
-    """The sampling of retry ``attempt`` (1, 2, ...) of a failed answer: another ``seed`` when the
-    request names one (the local server), deterministic in the seed and the attempt."""
-    out = dict(params)
+def resample_params(sampling: Mapping[str, Any], attempt: int) -> dict:
+    """The sampling parameters of retry ``attempt`` (1, 2, ...) of a failed answer: another ``seed``
+    when the request names one (the local server), deterministic in the seed and the attempt."""
+    out = dict(sampling)
     if "seed" in out and out["seed"] is not None:
         out["seed"] = (int(out["seed"]) + attempt * 0x9E3779B1) % 2**31
     return out

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from ..errors import ConfigError
+from ..settings import Budget
 
 CHARS_PER_TOKEN = 4       # the usual estimate for English text and code (no tokenizer needed)
 MESSAGE_OVERHEAD = 4      # chat-template tokens around each message
@@ -58,11 +59,11 @@ def cost_usd(price: Mapping | None, prompt_tokens: float, completion_tokens: flo
             + float(completion_tokens) * float(price["completion_usd_per_1m"])) / 1e6
 
 
-def budget_settings(params: Mapping) -> dict:
-    """The cap of a stage's gateway: ``budget`` of the composed params and the experiment it is for."""
-    b = dict(params.get("budget") or {})
-    return {"usd": b.get("usd"), "completion_tokens": b.get("completion_tokens"),
-            "scope": (params.get("experiment") or {}).get("name")}
+def budget_settings(cap: Budget, scope: str | None) -> dict:
+    """The cap of a stage's gateways (``budget=`` of ``open_gateway``): ``budget`` of the composed
+    config (``cap``) and the experiment it is for (``scope``: ``experiment.name``, whose stages'
+    ledgers add up)."""
+    return {"usd": cap.usd, "completion_tokens": cap.completion_tokens, "scope": scope}
 
 
 @dataclass
@@ -141,11 +142,12 @@ class Meter:
         s.add(self.own.prompt_tokens, self.own.completion_tokens, self.own.usd, self.own.calls)
         return s
 
-    def admit(self, messages: Sequence[Mapping], params: Mapping) -> tuple[int, float] | None:
-        """Reserve the worst case of an uncached request; None (not to be sent) when it could exceed a cap."""
+    def admit(self, messages: Sequence[Mapping], sampling: Mapping) -> tuple[int, float] | None:
+        """Reserve the worst case of an uncached request (``sampling``: its sampling parameters); None
+        (not to be sent) when it could exceed a cap."""
         if not self.capped:
             return (0, 0.0)
-        worst_c = int(params.get("max_tokens") or 0)
+        worst_c = int(sampling.get("max_tokens") or 0)
         worst_usd = self._cost({"prompt_tokens": estimate_prompt_tokens(messages), "completion_tokens": worst_c}) or 0.0
         with self._lock:
             s = self.spent()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
-from ..config import run_model, run_protocol, run_spec
 from .ablation import confirmed_keys
 from .curves import cumulative_confirmed
 from .leakage import leakage_levels
@@ -18,31 +17,33 @@ from .records import confirmed_only, policies_of
 from .steps import judged_outcomes, refusal_stats, step_counts, with_tests_written
 
 
-def run_meta(params: Mapping, run: str, responses: Iterable[Mapping]) -> dict:
-    """What a run is (written beside its metrics, read by the report): experiment, method,
-    round, library, variant (the variants its responses carry, else its ablation for ours),
-    model and family, judge, verifier and the experiment's sizes."""
-    spec = run_spec(params, run)
-    model = run_model(params, run)
+def run_meta(spec: Mapping, model: Mapping, responses: Iterable[Mapping], *, experiment: str, judge: str,
+             verifier: str, protocol: str, ablation: str, scenarios: int, questions_per_scenario: int,
+             tests_per_function: int) -> dict:
+    """What a run is (written beside its metrics, read by the report): experiment (its name), method,
+    round, library, variant (the variants its responses carry, else for ours its ablation: its
+    entry's flags, else the ``ablation`` group's name ``ablation``), model and family (``model``: the
+    run's model config), judge (its name), verifier (the backend), the run's protocol and the
+    experiment's sizes. ``spec``: the run's entry of ``experiment.runs``."""
     method = spec["method"]
     variants = sorted({r.get("variant") for r in responses if r.get("variant")})
-    own = spec.get("ablation") or params["ablation"]
-    variant = "+".join(variants) if variants else (own["name"] if method == "ours" else "none")
+    own = spec["ablation"]["name"] if spec.get("ablation") else ablation
+    variant = "+".join(variants) if variants else (own if method == "ours" else "none")
     return {
-        "experiment": params["experiment"]["name"],
+        "experiment": experiment,
         "method": method,
         "round": int(spec["round"]),
         "library": spec.get("library"),
         "variant": variant,
         "model": model["name"],
         "family": model.get("family"),
-        "judge": params["judge"]["name"],
-        "verifier": params["verifier"]["backend"],
-        "protocol": run_protocol(params, run),   # the run's filter; its review is the same for every method
+        "judge": judge,
+        "verifier": verifier,
+        "protocol": protocol,   # the run's filter; its review is the same for every method
         "sizes": {
-            "scenarios": len(params["experiment"]["scenarios"]),
-            "questions_per_scenario": params["experiment"]["questions_per_scenario"],
-            "tests_per_function": params["experiment"]["tests_per_function"],
+            "scenarios": scenarios,
+            "questions_per_scenario": questions_per_scenario,
+            "tests_per_function": tests_per_function,
             "budget": spec.get("budget"),   # the run's budget (testleak/equalcost.py)
         },
     }

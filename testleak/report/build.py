@@ -23,8 +23,8 @@ from .comparison import UNREVIEWED, paper_comparison, review_label
 from ..metrics.curves import UNITS
 from .figures import figure1_png, units_png
 from .markdown import NOT_RUN, md_table, num, write_csv
+from .inputs import ReportSettings
 from .paper import load_paper_results
-from ..config import run_protocol
 from .tables import (EFFICIENCY_COLS, ablation_reference, ablation_rows, ablation_table, budget_cells, budget_headers,
                      confirmed_table,
                      efficiency_cells, multi_model, rejections_table, runs_frame, table2, table3, table4, table8,
@@ -124,39 +124,39 @@ def scale_note(metrics: Mapping[str, Mapping | None]) -> str:
             "`-S experiment=canary` (docs/CANARIES.md; `reports/canary_measured/`).\n\n")
 
 
-def _runs_with_models(exp: Mapping) -> dict:
-    """experiment.runs with the name and family of each run's model where the experiment lists
-    its models (``model_params: experiment.models.ID``; a run that has no metrics yet still has a
-    family in the tables); a run of the ``model`` group keeps its model's name."""
-    models = exp.get("models") or {}
+def _runs_with_models(runs: Mapping[str, Mapping], models: Mapping) -> dict:
+    """``runs`` (experiment.runs) with the name and family of each run's model where the
+    experiment lists its ``models`` (``model_params: experiment.models.ID``; a run that has no
+    metrics yet still has a family in the tables); a run of the ``model`` group keeps its model's name."""
     out = {}
-    for r, spec in exp["runs"].items():
+    for r, spec in runs.items():
         key = str(spec.get("model_params"))   # absent: a run carrying its model config
         mid = key.removeprefix("experiment.models.") if key.startswith("experiment.models.") else None
         m = models.get(mid) if mid else None
-        out[r] = {**spec, "model": {"name": m["name"], "family": m["family"]}} if m else spec
+        out[r] = {**spec, "model": {"name": m.name, "family": m.family}} if m else spec
     return out
 
 
 def build_reports(
-    params: Mapping,
+    cfg: ReportSettings,
     metrics: Mapping[str, Mapping | None],
     curves: Mapping[str, Sequence[Mapping] | None],
     taxonomy,
     out_dir: str | Path,
     paper: Mapping | None = None,
 ) -> list[Path]:
-    """Build all report files; returns their paths. ``metrics``/``curves`` map every run of
-    ``params.experiment.runs`` to its data or None (not run)."""
+    """Build all report files; returns their paths. ``cfg``: the config the report reads
+    (:meth:`ReportSettings.from_params`); ``metrics``/``curves`` map every run of ``cfg.runs``
+    to its data or None (not run)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paper = paper or load_paper_results()
-    runs = runs_frame(_runs_with_models(params["experiment"]), metrics)
+    runs = runs_frame(_runs_with_models(cfg.runs, cfg.models), metrics)
     frame, means = with_means(runs, metrics)   # several models: family means and the mean over families
-    policy = _policy(metrics, params["review"]["policy"])
+    policy = _policy(metrics, cfg.policy)
     tag = f" ({UNREVIEWED})" if UNREVIEWED in review_label(policy) else ""
-    header = (f"{models_line(runs)}, experiment `{params['experiment']['name']}`, verifier "
-              f"`{params['verifier']['backend']}`, review policy `{review_label(policy)}`.\n\n")
+    header = (f"{models_line(runs)}, experiment `{cfg.experiment}`, verifier "
+              f"`{cfg.verifier.backend}`, review policy `{review_label(policy)}`.\n\n")
     header += incomplete_note(metrics) + scale_note(metrics)
     written: list[Path] = []
 
@@ -170,9 +170,8 @@ def build_reports(
          note=TABLE2_NOTE + note_means)
     emit("table3", "Table 3: leakage levels per method and category", *table3(frame, means, taxonomy),
          note=TABLE3_NOTE + note_means)
-    protocols = {r: run_protocol(params, r) for r in params["experiment"]["runs"]}
     p8 = paper.get("table8") or {}
-    emit("table8", "Table 8: step-wise results of the baselines per attribute", *table8(runs, metrics, taxonomy, protocols, p8),
+    emit("table8", "Table 8: step-wise results of the baselines per attribute", *table8(runs, metrics, taxonomy, cfg.protocols, p8),
          note=TABLE8_NOTE.format(paper=p8.get("note", "not transcribed")))
     emit("rejections", "Rejections at the judged step", *rejections_table(frame, means), note=REJECTIONS_NOTE + note_means)
     emit("confirmed", "Confirmed values and the corpus files that matched them", *confirmed_table(frame, means),
@@ -187,8 +186,8 @@ def build_reports(
               "TP = |variant & reference|, FN = |reference - variant|, FP = |variant - reference|; precision, "
               "recall, F1 pooled over the run; reject rate = refused / answered responses (refusals only).\n\n" + note_means)
     written += figure1(runs, curves, taxonomy, out, header, f"{', '.join(dict.fromkeys(runs['model']))} / "
-                       f"{params['experiment']['name']} / review {review_label(policy)}", tag, metrics)
-    title, _, body = paper_comparison(params, paper, means, taxonomy, scores, policy, frame).partition("\n")
+                       f"{cfg.experiment} / review {review_label(policy)}", tag, metrics)
+    title, _, body = paper_comparison(cfg, paper, means, taxonomy, scores, policy, frame).partition("\n")
     note = incomplete_note(metrics)
     (out / "paper_comparison.md").write_text(f"{title}\n" + (f"\n{note}" if note else "") + body, encoding="utf-8")
     written.append(out / "paper_comparison.md")

@@ -16,21 +16,23 @@ from typing import Mapping
 import pandas as pd
 
 from .arithmetic import arithmetic_section
+from .inputs import ReportSettings
 from .markdown import NOT_RUN, UNREVIEWED, frac_pm, md_table, num, pc, pct, pm, review_label
 from .tables import LEVELS, VARIANT_ORDER, budget_cells, efficiency_cells, final_ours
 
 
 
-def obtained_under(m: Mapping | None, params: Mapping) -> str:
+def obtained_under(m: Mapping | None, backend: str) -> str:
+    """The protocol, verifier and review a run's metrics ``m`` were obtained under (``backend``:
+    ``verifier.backend``, for metrics that name none)."""
     if not m:
         return NOT_RUN
     proto = m.get("protocol") or ("shared" if m.get("method") == "ours" else None)
     return ((f"{proto} protocol, " if proto else "")
-            + f"{m.get('verifier') or params['verifier']['backend']} verifier, review {review_label(m.get('policy'))}")
+            + f"{m.get('verifier') or backend} verifier, review {review_label(m.get('policy'))}")
 
 
-def _settings(params: Mapping, paper: Mapping, frame: pd.DataFrame, policy: str) -> str:
-    e = params["experiment"]
+def _settings(cfg: ReportSettings, paper: Mapping, frame: pd.DataFrame, policy: str) -> str:
     st = paper["setup"]
     fams = "; ".join(f"{f['label']}: {', '.join(f['models'])}" for f in st["families"].values())
     real = frame[frame["kind"] == "model"]
@@ -39,22 +41,22 @@ def _settings(params: Mapping, paper: Mapping, frame: pd.DataFrame, policy: str)
     rows = [
         ["Models", fams, ", ".join(f"{m} (family {f})" for m, f in dict.fromkeys(
             zip(frame.loc[frame["kind"] == "model", "model"], frame.loc[frame["kind"] == "model", "family"])))],
-        ["Experiment", "the paper's main run", f"{e['name']}; runs: {runs}; with metrics: {ran}"],
+        ["Experiment", "the paper's main run", f"{cfg.experiment}; runs: {runs}; with metrics: {ran}"],
         ["Size", f"{st['scenarios']} scenarios x {st['questions_per_scenario']} questions x {st['tests_per_question']} tests",
-         f"{len(e['scenarios'])} scenarios x {e['questions_per_scenario']} questions x {e['tests_per_function']} tests "
-         f"per function, {e['functions_per_response']} functions per answer; baseline budget "
-         + (f"the completion tokens of the same model's ours (match_ours, at most {e.get('baseline_max_responses')} "
-            f"responses)" if e.get("baseline_budget") == "match_ours" else f"{e.get('baseline_budget')} responses")],
+         f"{len(cfg.scenarios)} scenarios x {cfg.questions_per_scenario} questions x {cfg.tests_per_function} tests "
+         f"per function, {cfg.functions_per_response} functions per answer; baseline budget "
+         + (f"the completion tokens of the same model's ours (match_ours, at most {cfg.baseline_max_responses} "
+            f"responses)" if cfg.baseline_budget == "match_ours" else f"{cfg.baseline_budget} responses")],
         ["Verifier", st["verifier"],
-         f"{params['verifier']['backend']} corpus search, hit window {params['verifier']['window']['min']} <= k <= "
-         f"{params['verifier']['window']['max']}"],
+         f"{cfg.verifier.backend} corpus search, hit window {cfg.verifier.window.min} <= k <= "
+         f"{cfg.verifier.window.max}"],
         ["Review policy", st["review"], review_label(policy)],
-        ["Judge LLM", "per the paper (Sec. 4.3)", params["judge"]["name"]],
+        ["Judge LLM", "per the paper (Sec. 4.3)", cfg.judge],
     ]
     return md_table(["Setting", "Paper", "Ours"], rows)
 
 
-def paper_comparison(params: Mapping, paper: Mapping, metrics: Mapping[str, Mapping | None], taxonomy,
+def paper_comparison(cfg: ReportSettings, paper: Mapping, metrics: Mapping[str, Mapping | None], taxonomy,
                      ablation: Mapping[str, dict | None], policy: str, frame: pd.DataFrame) -> str:
     main = final_ours(frame)
     out = ["# Paper vs ours\n",
@@ -63,17 +65,17 @@ def paper_comparison(params: Mapping, paper: Mapping, metrics: Mapping[str, Mapp
            "averages over several models, so rates are compared, not counts. \"ours\" is the final library round "
            f"of our method (run `{main or NOT_RUN}`). Results under review policy `auto` are {UNREVIEWED}: every "
            "in-window candidate is confirmed without a human (the paper's reviewers confirmed 35-41 %).\n",
-           "## Settings\n", _settings(params, paper, frame, policy), "", arithmetic_section(paper, taxonomy),
-           _table2_section(params, paper, metrics, taxonomy, main),
-           _table3_section(params, paper, metrics, taxonomy, frame, main),
-           _table4_section(params, paper, metrics, ablation, frame)]
+           "## Settings\n", _settings(cfg, paper, frame, policy), "", arithmetic_section(paper, taxonomy),
+           _table2_section(cfg.verifier.backend, paper, metrics, taxonomy, main),
+           _table3_section(cfg.verifier.backend, paper, metrics, taxonomy, frame, main),
+           _table4_section(cfg.verifier.backend, paper, metrics, ablation, frame)]
     return "\n".join(out)
 
 
-def _table2_section(params: Mapping, paper: Mapping, metrics: Mapping[str, Mapping | None], taxonomy,
+def _table2_section(backend: str, paper: Mapping, metrics: Mapping[str, Mapping | None], taxonomy,
                     main: str | None) -> str:
     mm = metrics.get(main) if main else None
-    under = obtained_under(mm, params)
+    under = obtained_under(mm, backend)
     t2 = paper["table2"]
     out = [f"\n## Table 2: confirmed permille per attribute (ours: run `{main or NOT_RUN}`)\n",
            "Same definition on both sides: permille = distinct confirmed (attribute, value) / test cases x 1000, "
@@ -117,7 +119,7 @@ def budget_text(m: Mapping | None) -> str:
             f"USD {usd} ({rule}); confirmed {per_k} per 1k completion tokens, {per_c} per 100 calls")
 
 
-def _table3_section(params: Mapping, paper: Mapping, metrics: Mapping[str, Mapping | None], taxonomy,
+def _table3_section(backend: str, paper: Mapping, metrics: Mapping[str, Mapping | None], taxonomy,
                     frame: pd.DataFrame, main: str | None) -> str:
     out = []
     out.append("\n## Table 3: LP / IL (permille), paper vs ours\n")
@@ -143,7 +145,7 @@ def _table3_section(params: Mapping, paper: Mapping, metrics: Mapping[str, Mappi
             side = f"this repo, run {run}" if run else "this repo (no run configured)"
             if m:
                 rows.append([method, cat, side] + [frac_pm(m["leakage"][cat][k]) for k, _ in LEVELS]
-                            + [obtained_under(m, params), budget_text(m)])
+                            + [obtained_under(m, backend), budget_text(m)])
             else:
                 rows.append([method, cat, side] + [NOT_RUN] * len(LEVELS) + [NOT_RUN, NOT_RUN])
     out.append(md_table(["Method", "Category", "Side"] + [h for _, h in LEVELS] + ["Obtained under", "Budget"], rows))
@@ -151,7 +153,7 @@ def _table3_section(params: Mapping, paper: Mapping, metrics: Mapping[str, Mappi
     return "\n".join(out)
 
 
-def _table4_section(params: Mapping, paper: Mapping, metrics: Mapping[str, Mapping | None],
+def _table4_section(backend: str, paper: Mapping, metrics: Mapping[str, Mapping | None],
                     ablation: Mapping[str, dict | None], frame: pd.DataFrame) -> str:
     out = []
     out.append("\n## Table 4: ablation against the full pipeline, paper vs ours\n")
@@ -170,7 +172,7 @@ def _table4_section(params: Mapping, paper: Mapping, metrics: Mapping[str, Mappi
         else:
             rows.append([v, f"this repo, run {s['run']}", num(s["tp"]), num(s["fn"]), num(s["fp"]), pct(s["precision"]),
                          pct(s["recall"]), pct(s["f1"]), pct(s["reject_rate"], 2),
-                         obtained_under(metrics.get(s["run"]) or metrics.get(final_ours(frame)), params)
+                         obtained_under(metrics.get(s["run"]) or metrics.get(final_ours(frame)), backend)
                          + ("; pooled, one model" if s["run"] in metrics else "; pooled per model, mean over families")])
     out.append(md_table(["Variant", "Side", "TP", "FN", "FP", "Precision", "Recall", "F1", "Reject rate",
                          "Obtained under"], rows))

@@ -89,7 +89,7 @@ class CodeBreaker(_Strict):
 
 class Baselines(_Strict):
     protocol: str       # the baselines' verification (testleak/baselines/published.py)
-    attributes: str
+    attributes: str | list[str]   # experiment | all | a list of attributes (testleak/baselines/common.py)
     completion: Completion
     codexleaks: CodexLeaks
     codebreaker: CodeBreaker
