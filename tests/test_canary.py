@@ -328,7 +328,7 @@ def test_spec_plants_exactly_the_given_canaries_with_their_copies(tmp_path):
             line = texts[tuple(c["file"].split("/", 1))].splitlines()[c["line"] - 1]
             assert t["context"].splitlines()[0] == line
     assert len({c["file"] for c in truth[0]["copies"]}) == 3                        # k <= files: distinct files
-    assert truth[2]["line_prefix"] == '    "bed_12": "' and truth[2]["context_type"] == "spec"
+    assert truth[2]["line_prefix"] == '    "bed_12": "' and truth[2]["context_source"] == "spec" and truth[2]["context_kind"] == "config_dict"
     for text in texts.values():
         ast.parse(text)
     tx = {f"{r}/{q}": t for (r, q), t in texts.items()}

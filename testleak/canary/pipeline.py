@@ -42,7 +42,7 @@ from ..llm.local import sha256_file
 from ..paths import Paths
 from ..records import read_jsonl, write_json, write_jsonl
 
-CANARY_SCHEMA = "canary/2"  # /2: source, duplication, copies (issue 15)
+CANARY_SCHEMA = "canary/3"  # /2: source, duplication, copies (issue 15); /3: context_kind, context_source (issue 26)
 MEMORIZATION_SCHEMA = "memorization/2"  # /2: duplication, exposure, rank (tuned and control)
 
 
@@ -130,7 +130,7 @@ def make_canary_corpus(params: Mapping, paths, files=None) -> dict:
     stats = {"canaries": len(truth), "files": len(src), "files_with_canaries": len({c["file"] for t in truth for c in t["copies"]}),
              "attributes": len({t["attribute"] for t in truth}),
              "by_attribute": {a: sum(1 for t in truth if t["attribute"] == a) for a in sorted({t["attribute"] for t in truth})},
-             "by_context": {c: sum(1 for t in truth if t["context_type"] == c) for c in sorted({t["context_type"] for t in truth})},
+             "by_context": {c: sum(1 for t in truth if t["context_kind"] == c) for c in sorted({t["context_kind"] for t in truth})},
              "by_duplication": {str(k): sum(1 for t in truth if t["duplication"] == k)
                                 for k in sorted({t["duplication"] for t in truth})},
              "copies_planted": sum(len(t["copies"]) for t in truth),
