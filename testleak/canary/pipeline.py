@@ -12,7 +12,9 @@ the untuned base model (control), once per elicitation seed of ``canary.seeds``,
 ``canary_<model>_<run>_s<seed>`` under data/canary/runs/. A seed changes the sampling of the
 model under test, the hints and the baselines' prompt plans and mutations
 (``experiment.runs.RUN.elicitation_seed``, :mod:`testleak.elicit.responses`); the fine-tuned
-model, the canaries and the questions are the same for every seed.
+model, the canaries and the questions are the same for every seed. After them, the prefix probe
+(:mod:`.probe`: every model continues each canary's own context prefix) gives the report's
+ceiling, as runs ``canary_<model>_prefix_s<seed>``.
 
 Equal tokens (``experiment.baseline_budget: match_ours``): per model and seed, the reference run
 of ours (:func:`testleak.equalcost.reference_run`: method ours without a named ablation) runs
@@ -421,8 +423,10 @@ def run_one(params: Mapping, paths, run: str, kind: str, key: str, model_cfg: Ma
 
 
 def run_calibration(params: Mapping, paths, log=print) -> list[dict]:
-    """Build the canary index and execute every calibration run; returns run summaries."""
+    """Build the canary index, execute every calibration run, then the prefix probe of every model
+    (:mod:`.probe`); returns run summaries."""
     from ..verify.index import LocalIndex
+    from .probe import run_probes
 
     cp = CanaryPaths(paths)
     tuned = load_tuned_config(cp)
@@ -444,12 +448,13 @@ def run_calibration(params: Mapping, paths, log=print) -> list[dict]:
                     f"{' (' + b['stop'] + ')' if b else ''}, {s['candidates']} candidates in {s['seconds']}s",
                     file=sys.stderr)
             out.append(s)
-    return out
+    return out + run_probes(params, paths, tuned, log)
 
 
 def report_calibration(params: Mapping, paths, summaries: list[dict] | None = None) -> dict:
     """Recall of every canary run against the ground truth; writes reports/canary and metrics/canary.json."""
     from ..metrics.cost import spend_of
+    from .probe import probe_results
     from .recall import run_recall
     from .report import build_report
 
@@ -471,6 +476,7 @@ def report_calibration(params: Mapping, paths, summaries: list[dict] | None = No
                         "variant": m.get("variant", (spec.get("ablation") or {}).get("name", "none")), "recall": rc,
                         "spend": spend_of(rstats), "budget": (rstats or {}).get("budget"),
                         "reference": key == reference_key(params)})
+    results += probe_results(params, paths, truth)     # the ceiling: the prefix probe of every model
     ft = json.loads(cp.finetune_metrics.read_text()) if cp.finetune_metrics.exists() else None
     mem = read_memorization(cp.memorization)
     bands = canary_setting(params, "exposure.bands")
