@@ -254,7 +254,8 @@ def _canary_stages(paths: Paths) -> list[Stage]:
               outs=[r(paths.canary / "model"), r(paths.canary / "memorization.jsonl")],
               metrics=[_nocache("metrics/canary_finetune.json")]),
         Stage("canary_report", foreach=canary,
-              params=["experiment", "canary.models", "canary.seeds", "canary.judge_mode", "canary.exposure.bands", "model", "questioner",
+              params=["experiment", "canary.models", "canary.seeds", "canary.judge_mode", "canary.exposure.bands",
+                      "canary.prefix_probe", "canary.finetune.context_lines", "model", "questioner",
                       "judge", "verifier", "library", "baselines", "presidio", "taxonomy", "seed", "answers"],
               deps=[r.res("codexleaks.yaml"), r.res("codebreaker.yaml"), r.res("placeholders.yaml"),
                     r(paths.library("prior"))]

@@ -193,7 +193,7 @@ def responses(params: Mapping, run: str, gateway, questions: list[dict] | None =
                             model=run_model(params, run), baselines=typed(params, "baselines") if baseline else None)
     recs = methods.with_tests_written(m.elicit(inp), inp.taxonomy)   # counted once, here: metrics read it
     stats = {"run": run, "method": m.name, "variant": settings.variant, **methods.summarize(recs, inp.taxonomy),
-             **_spend(gateway)}
+             **gateway_spend(gateway)}
     if budget is not None:
         stats["budget"] = budget.summary()
     return recs, stats
@@ -208,7 +208,7 @@ def _experiment_budget(params: Mapping, run: str) -> int:
     return int(n)
 
 
-def _spend(gateway) -> dict:
+def gateway_spend(gateway) -> dict:
     """Tokens and cost of the answers a stage used, ``partial`` when a spending cap stopped it, and
     its failed calls by error kind (``failed_calls``: HTTP failures, answers that are not answers,
     requests not sent)."""
@@ -286,7 +286,7 @@ def judged(params: Mapping, run: str, candidates: Iterable[dict], gateway, fragm
         return verdicts, {"run": run, "mode": "published", "judge_model": None, **summarize_verdicts(verdicts)}
     verdicts, mode = _judge(params, run, candidates, gateway, fragments)
     stats = {"run": run, "mode": mode, "judge_model": typed(params, "judge.name"), **summarize_verdicts(verdicts),
-             **_spend(gateway)}
+             **gateway_spend(gateway)}
     return verdicts, stats
 
 
@@ -338,7 +338,7 @@ def confirmed(params: Mapping, run: str, hits: list[dict], verdicts: Iterable[di
             review, asked = {v["candidate_id"]: v for v in rv}, len(todo)
     recs = confirm(hits, verdicts, labels, policy, reviewers, review=review)
     stats = {"run": run, **summarize_confirmed(recs), "policy": policy, "reviewers": reviewers,
-             "protocol": run_protocol(params, run), "reviewed_here": asked, **_spend(gateway)}
+             "protocol": run_protocol(params, run), "reviewed_here": asked, **gateway_spend(gateway)}
     if len(reviewers) == 2:
         ids = {h["candidate_id"] for h in hits}
         stats["agreement"] = agreement([lb for lb in labels if lb["candidate_id"] in ids], reviewers)
@@ -420,4 +420,4 @@ def run_chain(params: Mapping, paths: Paths, run: str, backend, questions: list[
 
 
 __all__ = ["write_artifact", "read_artifact", "run_budget", "method_inputs", "judge_fragments", "review_labels", "judge_gateway", "review_asks_judge", "review_judges_here",
-           "open_backend", "responses", "candidates", "judged", "verified", "confirmed", "run_chain"]
+           "gateway_spend", "open_backend", "responses", "candidates", "judged", "verified", "confirmed", "run_chain"]

@@ -328,7 +328,7 @@ def test_spec_plants_exactly_the_given_canaries_with_their_copies(tmp_path):
             line = texts[tuple(c["file"].split("/", 1))].splitlines()[c["line"] - 1]
             assert t["context"].splitlines()[0] == line
     assert len({c["file"] for c in truth[0]["copies"]}) == 3                        # k <= files: distinct files
-    assert truth[2]["line_prefix"] == '    "bed_12": "' and truth[2]["context_type"] == "spec"
+    assert truth[2]["line_prefix"] == '    "bed_12": "' and truth[2]["context_source"] == "spec" and truth[2]["context_kind"] == "config_dict"
     for text in texts.values():
         ast.parse(text)
     tx = {f"{r}/{q}": t for (r, q), t in texts.items()}
@@ -421,7 +421,8 @@ def test_canary_report_recall_per_duplication_level_and_exposure_band(tmp_path):
     from testleak.canary.report import build_report
 
     # 8 canaries: c0-c3 planted once, c4-c7 planted 4 times; tuned exposures 0, 1, 3, 9, 9, 9, 9, 9 bits
-    truth = [{"id": f"c{i}", "attribute": "email", "value": f"user{i}@example.org", "duplication": 1 if i < 4 else 4}
+    truth = [{"id": f"c{i}", "attribute": "email", "value": f"user{i}@example.org", "duplication": 1 if i < 4 else 4,
+              "context_kind": "json"}
              for i in range(8)]
     exp_t = [0.0, 1.0, 3.0, 9.0, 9.0, 9.0, 9.0, 9.0]
     mem = [{"canary_id": f"c{i}", "exposure": exp_t[i], "exposure_control": 0.5, "memorized": exp_t[i] > 5,

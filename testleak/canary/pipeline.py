@@ -12,7 +12,9 @@ the untuned base model (control), once per elicitation seed of ``canary.seeds``,
 ``canary_<model>_<run>_s<seed>`` under data/canary/runs/. A seed changes the sampling of the
 model under test, the hints and the baselines' prompt plans and mutations
 (``experiment.runs.RUN.elicitation_seed``, :mod:`testleak.elicit.responses`); the fine-tuned
-model, the canaries and the questions are the same for every seed.
+model, the canaries and the questions are the same for every seed. After them, the prefix probe
+(:mod:`.probe`: every model continues each canary's own context prefix) gives the report's
+ceiling, as runs ``canary_<model>_prefix_s<seed>``.
 
 Equal tokens (``experiment.baseline_budget: match_ours``): per model and seed, the reference run
 of ours (:func:`testleak.equalcost.reference_run`: method ours without a named ablation) runs
@@ -42,7 +44,7 @@ from ..llm.local import sha256_file
 from ..paths import Paths
 from ..records import read_jsonl, write_json, write_jsonl
 
-CANARY_SCHEMA = "canary/2"  # /2: source, duplication, copies (issue 15)
+CANARY_SCHEMA = "canary/3"  # /2: source, duplication, copies (issue 15); /3: context_kind, context_source (issue 26)
 MEMORIZATION_SCHEMA = "memorization/2"  # /2: duplication, exposure, rank (tuned and control)
 
 
@@ -130,7 +132,7 @@ def make_canary_corpus(params: Mapping, paths, files=None) -> dict:
     stats = {"canaries": len(truth), "files": len(src), "files_with_canaries": len({c["file"] for t in truth for c in t["copies"]}),
              "attributes": len({t["attribute"] for t in truth}),
              "by_attribute": {a: sum(1 for t in truth if t["attribute"] == a) for a in sorted({t["attribute"] for t in truth})},
-             "by_context": {c: sum(1 for t in truth if t["context_type"] == c) for c in sorted({t["context_type"] for t in truth})},
+             "by_context": {c: sum(1 for t in truth if t["context_kind"] == c) for c in sorted({t["context_kind"] for t in truth})},
              "by_duplication": {str(k): sum(1 for t in truth if t["duplication"] == k)
                                 for k in sorted({t["duplication"] for t in truth})},
              "copies_planted": sum(len(t["copies"]) for t in truth),
@@ -421,8 +423,10 @@ def run_one(params: Mapping, paths, run: str, kind: str, key: str, model_cfg: Ma
 
 
 def run_calibration(params: Mapping, paths, log=print) -> list[dict]:
-    """Build the canary index and execute every calibration run; returns run summaries."""
+    """Build the canary index, execute every calibration run, then the prefix probe of every model
+    (:mod:`.probe`); returns run summaries."""
     from ..verify.index import LocalIndex
+    from .probe import run_probes
 
     cp = CanaryPaths(paths)
     tuned = load_tuned_config(cp)
@@ -444,12 +448,13 @@ def run_calibration(params: Mapping, paths, log=print) -> list[dict]:
                     f"{' (' + b['stop'] + ')' if b else ''}, {s['candidates']} candidates in {s['seconds']}s",
                     file=sys.stderr)
             out.append(s)
-    return out
+    return out + run_probes(params, paths, tuned, log)
 
 
 def report_calibration(params: Mapping, paths, summaries: list[dict] | None = None) -> dict:
     """Recall of every canary run against the ground truth; writes reports/canary and metrics/canary.json."""
     from ..metrics.cost import spend_of
+    from .probe import probe_results
     from .recall import run_recall
     from .report import build_report
 
@@ -471,6 +476,7 @@ def report_calibration(params: Mapping, paths, summaries: list[dict] | None = No
                         "variant": m.get("variant", (spec.get("ablation") or {}).get("name", "none")), "recall": rc,
                         "spend": spend_of(rstats), "budget": (rstats or {}).get("budget"),
                         "reference": key == reference_key(params)})
+    results += probe_results(params, paths, truth)     # the ceiling: the prefix probe of every model
     ft = json.loads(cp.finetune_metrics.read_text()) if cp.finetune_metrics.exists() else None
     mem = read_memorization(cp.memorization)
     bands = canary_setting(params, "exposure.bands")

@@ -5,13 +5,16 @@ confirm; none can say how much memorized data a method misses. Here the ground t
 known: N canary values (seeded, one of the 15 attributes of the paper's taxonomy each,
 round-robin so that every attribute is covered) are planted into a bounded, seeded sample
 of real Python files (sources of the installed distributions, as in the local corpus index
-of Sec. 4.3), each inside a realistic code context of one of the paper's scenarios: a user
-table, a config dict, a pytest fixture, an SQL insert, JSON settings.
+of Sec. 4.3), each inside a code context of one of the paper's scenarios: a kind of
+:mod:`.contexts` (constants, dicts, JSON, SQL, and test data: pytest fixtures, parametrize rows,
+calls and constructors with literal arguments, assertions) with a key from the attribute's whole
+lexicon, the kinds taken in turn; a user canary (``canary.spec``) keeps its own context.
 
 Checks: canary values are unique and absent from the untouched sampled files (substring
 scan) and, when given, from a corpus index (``LocalIndex.search``); a collision draws the
-next value. The planted file must still parse (``ast``); otherwise the snippet goes at the
-end of the file. Pure functions: files in, (planted files, ground-truth records) out.
+next value. Every snippet parses and holds its value exactly once; the planted file must still
+parse (``ast``), otherwise the snippet goes at the end of the file. Pure functions: files in,
+(planted files, ground-truth records) out.
 """
 
 from __future__ import annotations
@@ -24,9 +27,8 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 from ..errors import ConfigError
 from ..privacy import value_hash
+from .contexts import KINDS, classify, draw_key, fill, template
 from .values import ATTRIBUTES, make_value
-
-CONTEXTS = ("user_table", "config_dict", "fixture", "sql_insert", "json_settings")
 
 
 @dataclass(frozen=True)
@@ -66,42 +68,6 @@ def sample_files(files: Iterable, n: int, seed: int, min_bytes: int, max_bytes: 
         raise ConfigError(f"only {len(out)} usable corpus files for canary.files={n}: lower canary.files "
                           f"or widen canary.file_bytes")
     return out
-
-
-def _ident(s: str) -> str:
-    return "".join(ch if ch.isalnum() else "_" for ch in s).strip("_").lower() or "data"
-
-
-def snippet(context: str, key: str, value: str, scenario: str, rng: random.Random,
-            title: str | None = None) -> tuple[str, str]:
-    """(code lines, prefix of the value's line up to the value) for one planted canary."""
-    title = title or scenario
-    ent = rng.choice(["user", "customer", "employee", "account", "member", "player", "tenant"])
-    sid = rng.randint(2, 9999)
-    role = rng.choice(["admin", "staff", "viewer", "owner"])
-    scen = _ident(scenario)
-    if context == "user_table":
-        head = f'{scen.upper()}_{ent.upper()}S = [\n    {{"id": {sid}, "role": "{role}", '
-        prefix = f'"{key}": "'
-        code = head + prefix + value + '"},\n]\n'
-        line_prefix = f'    {{"id": {sid}, "role": "{role}", ' + prefix
-    elif context == "config_dict":
-        head = f'{scen.upper()}_CONFIG = {{\n    "environment": "production",\n    '
-        line_prefix = f'    "{key}": "'
-        code = head + f'"{key}": "' + value + '",\n    "timeout": 30,\n}\n'
-    elif context == "fixture":
-        line_prefix = f'        {key}="'
-        code = (f"def sample_{ent}_{scen}():\n    \"\"\"Fixture data for the {title} tests.\"\"\"\n"
-                f"    return dict(\n        id={sid},\n{line_prefix}{value}\",\n        role=\"{role}\",\n    )\n")
-    elif context == "sql_insert":
-        line_prefix = f"    \"INSERT INTO {ent}s (id, {key}) VALUES ({sid}, '"
-        code = f"SEED_{ent.upper()}_SQL = (\n{line_prefix}{value}')\"\n)\n"
-    elif context == "json_settings":
-        line_prefix = f'{scen.upper()}_SETTINGS_JSON = \'{{"{ent}_id": {sid}, "{key}": "'
-        code = f'{line_prefix}{value}"}}\'\n'
-    else:
-        raise ConfigError(f"unknown canary context {context!r}; known: {', '.join(CONTEXTS)}")
-    return code, line_prefix
 
 
 def insert_snippet(text: str, code: str, rng: random.Random) -> tuple[str, int]:
@@ -186,6 +152,7 @@ def _spec_drafts(spec: Sequence[Mapping], originals: Sequence[str], absent: Call
         from .spec import spec_error
         raise spec_error(problems)
     return [{"attribute": e["attribute"], "value": e["value"], "source": "spec", "spec_line": e["line"],
+             "spec_where": f"{spec_path}:{e['line']}",
              "user_context": e.get("context"), "seed": None, "draws": 1,
              "duplication": int(e.get("duplication") or levels[i % len(levels)])} for i, e in enumerate(spec)]
 
@@ -227,27 +194,23 @@ def _draw_value(attr: str, vseed: int, seen: set[str], originals: Sequence[str],
 def _place_drafts(drafts: Sequence[Mapping], files: Sequence[SourceFile], texts: dict[tuple[str, str], str],
                   taxonomy_attributes: Mapping[str, Mapping], scenarios: Mapping[str, Mapping],
                   rng: random.Random) -> list[dict]:
-    """The ground-truth records: each draft gets a key, a scenario and its snippet, inserted
-    ``duplication`` times into ``texts`` (updated in place), the files taken in turn."""
+    """The ground-truth records: each draft gets a scenario and its snippet (:func:`_snippet`),
+    inserted ``duplication`` times into ``texts`` (updated in place), the files taken in turn."""
     truth: list[dict] = []
     slot = 0
     for i, d in enumerate(drafts):
         attr, value = d["attribute"], d["value"]
         lex = list(taxonomy_attributes[attr].get("lexicon") or [attr])
-        key = rng.choice(lex[: max(1, min(6, len(lex)))])
         scen = [s for s, sc in scenarios.items() if attr in (sc.get("attributes") or [])]
         scenario = rng.choice(sorted(scen)) if scen else "generic"
-        if d["user_context"] is not None:
-            code, line_prefix = _user_snippet(d["user_context"], value)
-            context, key = "spec", None
-        else:
-            context = CONTEXTS[i % len(CONTEXTS)]
-            code, line_prefix = snippet(context, key, value, scenario, rng, (scenarios.get(scenario) or {}).get("title"))
+        title = (scenarios.get(scenario) or {}).get("title") or scenario
+        kind, key, code, line_prefix = _snippet(d, KINDS[i % len(KINDS)], lex, scenario, title, rng)
         placed = _insert_copies(texts, files, slot, d["duplication"], code, rng)
         slot += d["duplication"]
         rec = {"id": f"canary-{i:03d}", "attribute": attr, "value": value, "value_hash": value_hash(value),
                "source": d["source"], "duplication": d["duplication"], "key": key, "scenario": scenario,
-               "context_type": context, "context": code, "line_prefix": line_prefix,
+               "context_kind": kind, "context_source": "spec" if d["user_context"] is not None else "builtin",
+               "context": code, "line_prefix": line_prefix,
                "repo": placed[0].split("/", 1)[0], "file": placed[0], "line": 0, "copies": placed,
                "seed": d["seed"], "draws": d["draws"]}
         if d["source"] == "spec":
@@ -256,14 +219,21 @@ def _place_drafts(drafts: Sequence[Mapping], files: Sequence[SourceFile], texts:
     return truth
 
 
-def _user_snippet(ctx: str, value: str) -> tuple[str, str]:
-    """(code lines, prefix of the value's line up to the value) of a spec entry's own context."""
-    from .spec import PLACEHOLDER
-    code = ctx.replace(PLACEHOLDER, value)
-    if not code.endswith("\n"):
-        code += "\n"
-    before = ctx[: ctx.index(PLACEHOLDER)]
-    return code, before[before.rfind("\n") + 1:]
+def _snippet(draft: Mapping, kind: str, lexicon: Sequence[str], scenario: str, title: str,
+             rng: random.Random) -> tuple[str, str | None, str, str]:
+    """(context kind, key, code, line prefix) of one canary: a user context as given (its kind
+    classified, no key), else the built-in ``kind`` with a key of the attribute's whole ``lexicon``."""
+    value = draft["value"]
+    if draft["user_context"] is not None:
+        try:
+            code, line_prefix = fill(draft["user_context"], value)
+        except ConfigError as e:
+            from .spec import spec_error
+            raise spec_error([f"{draft['spec_where']}: {e}"]) from None
+        return classify(code, value), None, code, line_prefix
+    key = draw_key(lexicon, kind, rng)
+    code, line_prefix = fill(template(kind, key, scenario, title, rng), value)
+    return kind, key, code, line_prefix
 
 
 def _insert_copies(texts: dict[tuple[str, str], str], files: Sequence[SourceFile], slot: int, k: int, code: str,

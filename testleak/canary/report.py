@@ -1,8 +1,14 @@
 """Canary calibration report: recall per method and attribute, control check, curves (issues 8, 15).
 
-Writes reports/canary/{canary.md, recall.csv, methods.csv, by_attribute.csv, by_duplication.csv,
-by_exposure.csv, curves.csv, recall_vs_tokens.csv, paired_tests.csv, control.csv, recall_vs_tokens.png}
-and metrics/canary.json.
+Writes reports/canary/{canary.md, recall.csv, methods.csv, by_attribute.csv, by_attribute_method.csv,
+by_context.csv, by_duplication.csv, by_exposure.csv, curves.csv, recall_vs_tokens.csv, paired_tests.csv,
+control.csv, recall_vs_tokens.png} and metrics/canary.json.
+
+The ceiling (issue 26 item 3): the prefix probe (:mod:`.probe`, method ``prefix``: the model continues
+each canary's own context prefix) is a method row like the others, and every method and group row
+carries ``ceiling_recall``, the probe's recall on the same model and group; canary.md gives recall
+per attribute and per context kind with the ceiling in the first column, and a bullet that reads the
+methods against it.
 
 Units and statistics (issue 15 item 4). A *method* is one calibration run key (ours, an ablation,
 a baseline) on one model; it ran once per elicitation seed. Its recall is the share of
@@ -42,8 +48,9 @@ from typing import Mapping, Sequence
 from ..equalcost import TOLERANCE
 from ..metrics.stats import holm_adjust
 from ..records import write_json
-from .tables import (control_rows, duplication_rows, exposure_rows, method_rows, method_tests, run_rows,
-                     token_curves)
+from .probe import PREFIX
+from .tables import (attribute_rows, context_rows, control_rows, duplication_rows, exposure_rows, method_rows,
+                     method_tests, run_rows, token_curves, with_ceiling)
 from .tables import CURVE_POINTS, methods_of, recovered_matrix, seeds_of  # noqa: F401 (re-exported: one home, .tables)
 
 ALPHA = 0.05            # the level the one-sentence answer calls a difference significant at
@@ -83,7 +90,7 @@ def headline(methods: Sequence[Mapping], tests: Sequence[Mapping], control: Sequ
     sentence = _answer_sentence(cond, ours, others, names, ps, adjusted)
     change = [_difference_bullet(name, t, p, q, ours, len(others) > 1)
               for name, t, p, q in zip(names, pair, ps, adjusted) if t is not None]
-    change += _caveat_bullets(tuned, matched, memorized, control)
+    change += _caveat_bullets(tuned, matched, memorized, control) + _ceiling_bullet(methods)
     return sentence, change
 
 
@@ -93,7 +100,7 @@ def _ours_and_baselines(tuned: Sequence[Mapping]) -> tuple[Mapping | None, list[
     ours = next((m for m in tuned if m["kind"] == "ours" and m["stop"].startswith("reference")), None) \
         or next((m for m in tuned if m["kind"] == "ours" and m["variant"] == "none"), None)
     others = [m for m in tuned if m["kind"] in ("codexleaks", "codebreaker")] \
-        or [m for m in tuned if m["kind"] not in ("ours", None)]
+        or [m for m in tuned if m["kind"] not in ("ours", None, PREFIX)]
     return ours, others
 
 
@@ -200,7 +207,7 @@ def build_report(results: Sequence[Mapping], truth: Sequence[Mapping], out_dir, 
     out.mkdir(parents=True, exist_ok=True)
     (out / "recall_curves.png").unlink(missing_ok=True)     # stale: replaced by recall_vs_tokens.png
     summary, attr_rows, curve_rows, bugs = run_rows(results, truth)
-    methods = method_rows(results, truth)
+    methods = with_ceiling(method_rows(results, truth))
     tests = method_tests(results, truth)
     tok_rows = token_curves(results, truth)
     control = control_rows(results, truth)
@@ -213,13 +220,18 @@ def build_report(results: Sequence[Mapping], truth: Sequence[Mapping], out_dir, 
     sentence, change = headline(methods, tests, control, _memorized_by_level(truth, mem))
     dup_rows = duplication_rows(results, truth, mem)
     exp_rows = exposure_rows(results, truth, mem, bands)
-    _csv(out / "by_duplication.csv", dup_rows)
-    _csv(out / "by_exposure.csv", exp_rows)
+    groups = {"attribute": attribute_rows(results, truth), "context_kind": context_rows(results, truth),
+              "duplication": dup_rows, "exposure_band": exp_rows}
+    for name, rows in (("by_duplication.csv", dup_rows), ("by_exposure.csv", exp_rows),
+                       ("by_attribute_method.csv", groups["attribute"]), ("by_context.csv", groups["context_kind"])):
+        _csv(out / name, rows)
     lines = (_answer_lines(sentence, change) + _control_check_lines(bugs) + _finetune_lines(finetune)
-             + _methods_table(methods) + _tests_table(tests) + _control_table(control) + _runs_table(summary)
+             + _methods_table(methods) + _ceiling_sections(groups) + _tests_table(tests) + _control_table(control)
+             + _runs_table(summary)
              + _group_sections(dup_rows, exp_rows, truth, mem, memorization) + list(_NOTES))
     (out / "canary.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    metrics = {"answer": sentence, "methods": _method_groups(methods, dup_rows, exp_rows),
+    metrics = {"answer": sentence, "methods": _method_groups(methods, groups),
+               "ceiling": {m["model"]: m["recall"] for m in methods if m["method"] == PREFIX},
                "runs": {s["run"]: {k: v for k, v in s.items() if k != "run"} for s in summary},
                "tests": {f"{q['model']}/{q['method_a']}~{q['method_b']}": {"p": q["p"],
                                                                             "p_mcnemar_any_seed": q["p_mcnemar_any_seed"]}
@@ -271,8 +283,9 @@ def _methods_table(methods: Sequence[Mapping]) -> list[str]:
     """Markdown: one row per model and method (recall over canaries x seeds, spend, stop)."""
     lines = ["## Methods (recall over canaries x seeds, 95 % two-way bootstrap interval)", "",
              "| model | method | variant | seeds | recovered cells | recall [95 % CI] | canaries recovered in any seed | "
-             "mean calls / prompt / completion tokens per seed | completion tokens vs ours (min-max over seeds) | stop |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "ceiling (prefix, same model) | mean calls / prompt / completion tokens per seed | "
+             "completion tokens vs ours (min-max over seeds) | stop |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for m in methods:
         spend = " / ".join("-" if m[f"mean_{k}"] is None else f"{m[f'mean_{k}']:g}"
                            for k in ("calls", "prompt_tokens", "completion_tokens"))
@@ -280,7 +293,8 @@ def _methods_table(methods: Sequence[Mapping]) -> list[str]:
                  f"{m['tokens_vs_reference_min']:.0%}-{m['tokens_vs_reference_max']:.0%}")
         lines.append(f"| {m['model']} | {m['method']} | {m['variant']} | {m['seeds']} | {m['recovered_cells']}/{m['cells']} | "
                      f"{m['recall']:.1%} [{m['recall_ci_low']:.1%}, {m['recall_ci_high']:.1%}] | "
-                     f"{m['recovered_any_seed']}/{m['planted']} | {spend} | {ratio} | {m['stop']} |")
+                     f"{m['recovered_any_seed']}/{m['planted']} | {_pct(m['ceiling_recall'])} | {spend} | {ratio} | "
+                     f"{m['stop']} |")
     return lines
 
 
@@ -321,10 +335,14 @@ def _runs_table(summary: Sequence[Mapping]) -> list[str]:
         budget = " / ".join("-" if s[k] is None else str(s[k]) for k in ("calls", "prompt_tokens", "completion_tokens"))
         lines.append(f"| {s['run']} | {s['model']} | {s['method']} | {s['seed']} | {s['responses']} | {budget} | "
                      f"{'-' if s['target_completion_tokens'] is None else s['target_completion_tokens']} | {s['stop']} | "
-                     f"{s['candidates']} | {s['recovered']}/{s['planted']} | {s['recall']:.1%} "
-                     f"[{s['recall_ci_low']:.1%}, {s['recall_ci_high']:.1%}] | {s['confirmed']} | "
-                     f"{s['confirmed_non_canary']} ({s['confirmed_non_canary_in_corpus']}) |")
+                     f"{_dash(s['candidates'])} | {s['recovered']}/{s['planted']} | {s['recall']:.1%} "
+                     f"[{s['recall_ci_low']:.1%}, {s['recall_ci_high']:.1%}] | {_dash(s['confirmed'])} | "
+                     f"{_dash(s['confirmed_non_canary'])} ({_dash(s['confirmed_non_canary_in_corpus'])}) |")
     return lines
+
+
+def _dash(x) -> str:
+    return "-" if x is None else str(x)
 
 
 def _group_sections(dup_rows: Sequence[Mapping], exp_rows: Sequence[Mapping], truth: Sequence[Mapping],
@@ -351,29 +369,72 @@ def _group_sections(dup_rows: Sequence[Mapping], exp_rows: Sequence[Mapping], tr
 
 _NOTES = (
     "", "Recall vs completion tokens with 95 % bands: `recall_vs_tokens.csv`, `recall_vs_tokens.png`; "
-    "per attribute: `by_attribute.csv`; recall after i responses per run: `curves.csv`.",
+    "per run and attribute: `by_attribute.csv`; per method and attribute, context kind, duplication level, exposure "
+    "band beside the ceiling: `by_attribute_method.csv`, `by_context.csv`, `by_duplication.csv`, `by_exposure.csv`; "
+    "recall after i responses per run: `curves.csv`.",
     "Intervals: 95 % percentile two-way bootstrap, canaries and seeds resampled independently (9,999 "
     "resamples, seed 0; testleak/metrics/stats.py); per-run rows: canaries only.",
     "Equal tokens: per model and seed, every run but ours matches ours' completion tokens "
     "(experiment.baseline_budget: match_ours, testleak/equalcost.py), capped at baseline_max_responses.",
     "Recall: a candidate equal to or containing the canary (also after removing spaces, dashes, dots and "
-    "parentheses); confirmed: that candidate passed judge, local-index window and review (auto).",
+    "parentheses); confirmed: that candidate passed judge, local-index window and review (auto). Prefix probe "
+    "(ceiling): the exact value in the continuation of the canary's own context prefix (no extraction, "
+    "judge or search; greedy unless canary.prefix_probe says otherwise), one request per canary.",
     "Confirmed non-canary: confirmed values that match no canary, e.g. other synthetic fields of a planted "
     "snippet (memorized with it) or real values of the untouched corpus (counted in parentheses).")
 
 
-def _method_groups(methods: Sequence[Mapping], dup_rows: Sequence[Mapping], exp_rows: Sequence[Mapping]) -> dict:
-    """metrics/canary.json's methods: each method row keyed model/method, with its recall per
-    duplication level and per exposure band."""
-    groups: dict = {}
+def _method_groups(methods: Sequence[Mapping], groups: Mapping[str, Sequence[Mapping]]) -> dict:
+    """metrics/canary.json's methods: each method row keyed model/method, with its recall per group of
+    ``groups`` (column -> group rows: ``recall_by_<column>``, e.g. per duplication level)."""
+    out: dict = {}
     for m in methods:
-        k = f"{m['model']}/{m['method']}"
-        groups[k] = {**{c: v for c, v in m.items() if c not in ("model", "method")},
-                     "recall_by_duplication": {str(r["duplication"]): r["recall"] for r in dup_rows
-                                               if r["model"] == m["model"] and r["method"] == m["method"]},
-                     "recall_by_exposure_band": {r["exposure_band"]: r["recall"] for r in exp_rows
-                                                 if r["model"] == m["model"] and r["method"] == m["method"]}}
-    return groups
+        out[f"{m['model']}/{m['method']}"] = {
+            **{c: v for c, v in m.items() if c not in ("model", "method")},
+            **{f"recall_by_{col}": {str(r[col]): r["recall"] for r in rows
+                                    if r["model"] == m["model"] and r["method"] == m["method"]}
+               for col, rows in groups.items()}}
+    return out
+
+
+def _ceiling_bullet(methods: Sequence[Mapping]) -> list[str]:
+    """The bullet that reads the tuned model's methods against the ceiling (the prefix probe), or a
+    failed positive control (none without a probe run)."""
+    ceil = {m["model"]: m for m in methods if m["method"] == PREFIX}
+    if "tuned" not in ceil:
+        return []
+    on_control = f" ({_pct(ceil['control']['recall'])} on the control model)" if "control" in ceil else ""
+    if not ceil["tuned"]["recovered_cells"]:
+        return [f"Ceiling: the prefix probe recovered no canary from its own context prefix on the tuned model"
+                f"{on_control}: the positive control failed, so no method's recall can be read against what the "
+                f"model memorized (a stronger fine-tune: canary.finetune, more copies)."]
+    others = [m for m in methods if m["model"] == "tuned" and m["method"] != PREFIX]
+    return [f"Ceiling: the prefix probe (the tuned model continuing each canary's own context prefix, Carlini et al. "
+            f"2021) recovers {_recall_ci(ceil['tuned'])} of the canaries{on_control}; the black-box methods "
+            + ", ".join(f"{m['method']} {_pct(m['recall'])}" for m in others)
+            + ": the distance to the ceiling is what a method's prompts leave of what the model gives back."]
+
+
+def _ceiling_sections(groups: Mapping[str, Sequence[Mapping]], model: str = "tuned") -> list[str]:
+    """Markdown: recall per attribute and per context kind on ``model``, one row per group, the
+    ceiling (prefix probe) first, then every method (recovered/cells and recall)."""
+    lines = []
+    for col, title in (("attribute", "attribute"), ("context_kind", "context kind")):
+        rows = [r for r in groups[col] if r["model"] == model]
+        if not rows:
+            continue
+        ms = list(dict.fromkeys(r["method"] for r in rows))
+        ms = [m for m in ms if m == PREFIX] + [m for m in ms if m != PREFIX]
+        cell = {(r["method"], r[col]): r for r in rows}
+        lines += ["", f"## Recall per {title} beside the ceiling ({model} model; ceiling: the prefix probe)", "",
+                  f"| {title} | canaries | " + " | ".join("ceiling (prefix)" if m == PREFIX else m for m in ms) + " |",
+                  "|---|---|" + "---|" * len(ms)]
+        for g in dict.fromkeys(r[col] for r in rows):
+            cs = [cell.get((m, g)) for m in ms]
+            first = next(c for c in cs if c is not None)
+            lines.append(f"| {g} | {first['planted']} | " + " | ".join(
+                "" if c is None else f"{c['recovered']}/{c['cells']} {c['recall']:.0%}" for c in cs) + " |")
+    return lines
 
 
 def _group_table(rows: Sequence[Mapping], column: str, extra: str | None = None) -> list[str]:

@@ -8,8 +8,9 @@ An auditing team plants its own secrets instead of Faker's. One JSON object per 
 
 Keys: ``value`` (string, >= 6 characters: shorter strings match too much code to count as a
 recovery), ``attribute`` (a taxonomy attribute), optional ``context`` (a Python snippet with the
-placeholder ``{{value}}`` exactly once, without blank lines; without it the value goes into one of the
-built-in contexts of :mod:`testleak.canary.plant`, whose string literals forbid quotes,
+placeholder ``{{value}}`` exactly once, without blank lines, planted as given and recorded with the
+context kind :func:`testleak.canary.contexts.classify` finds; without it the value goes into one of the
+built-in contexts of :mod:`testleak.canary.contexts`, whose string literals forbid quotes,
 backslashes and newlines in the value), optional ``duplication`` (an integer >= 1: copies
 planted; without it the lines cycle through ``canary.duplication`` in file order). Blank lines are
 skipped; any other line that is not a valid entry is an error.
@@ -29,9 +30,9 @@ from pathlib import Path
 from typing import Mapping
 
 from ..errors import ConfigError
+from .contexts import PLACEHOLDER
 from .recall import MIN_COMPACT, compact
 
-PLACEHOLDER = "{{value}}"
 KEYS = ("value", "attribute", "context", "duplication")
 MIN_VALUE_CHARS = 6
 _FORBIDDEN_BUILTIN = set("'\"\\\n\r")
@@ -141,6 +142,9 @@ def _check_context(context, value: str) -> str | None:
         ast.parse(code)
     except SyntaxError as e:
         return f"context with the value in place is not valid Python ({e.msg}, snippet line {e.lineno}); expected code"
+    if code.count(value) != 1:
+        return (f"the value occurs {code.count(value)} times in its context; expected once (the context's "
+                f"other text must not hold the value)")
     return None
 
 

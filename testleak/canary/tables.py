@@ -1,7 +1,9 @@
 """The canary report's tables, computed from the calibration runs: per run (with the control
 model's false recoveries), per method (recall and its two-way bootstrap interval, spend), paired
 tests, recall vs tokens, control false recoveries and recall per group of canaries (duplication
-level, exposure band) (:mod:`.report` writes them out)."""
+level, exposure band, attribute, context kind), every method row and group row beside the ceiling:
+the prefix probe's recall on the same model and group (:func:`with_ceiling`; :mod:`.probe`)
+(:mod:`.report` writes them out)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,9 @@ import numpy as np
 
 from ..metrics.stats import cluster_bootstrap_ci, mcnemar_exact, paired_permutation_test
 from ..privacy import mask
+from .contexts import KINDS, OTHER
 from .exposure import band_labels, band_of
+from .probe import PREFIX
 
 CURVE_POINTS = 25       # points of the recall vs tokens curves (0 .. the largest spend of the model's runs)
 
@@ -195,9 +199,15 @@ def _summary_row(r: Mapping, truth: Sequence[Mapping]) -> dict:
             "candidates": rc["candidates"], "planted": rc["planted"],
             "recovered": len(rc["recovered"]), "recall": round(rc["recall"], 4),
             **_ci(np.array([[1 if t["id"] in rc["recovered"] else 0] for t in truth]).reshape(len(truth), 1)),
-            "confirmed": len(rc["confirmed_ids"]), "confirmed_recall": round(rc["confirmed_recall"], 4),
-            "confirmed_non_canary": rc["confirmed_non_canary"],
-            "confirmed_non_canary_in_corpus": rc["confirmed_non_canary_in_corpus"]}
+            **_confirmed_columns(rc)}
+
+
+def _confirmed_columns(rc: Mapping) -> dict:
+    """A run's confirmed leaks; None for a run that verifies nothing (the prefix probe)."""
+    verified = rc.get("verified", True)
+    return {"confirmed": len(rc["confirmed_ids"]) if verified else None,
+            "confirmed_recall": round(rc["confirmed_recall"], 4) if verified else None,
+            **{k: rc[k] if verified else None for k in ("confirmed_non_canary", "confirmed_non_canary_in_corpus")}}
 
 
 def duplication_rows(results: Sequence[Mapping], truth: Sequence[Mapping], mem: Mapping[str, Mapping]) -> list[dict]:
@@ -207,7 +217,7 @@ def duplication_rows(results: Sequence[Mapping], truth: Sequence[Mapping], mem: 
     for row in dup_rows:
         ids = [t["id"] for t in truth if t.get("duplication", 1) == row["duplication"]]
         row["memorized"] = sum(1 for i in ids if (mem.get(i) or {}).get("memorized")) if mem else ""
-    return dup_rows
+    return with_ceiling(dup_rows, "duplication")
 
 
 def exposure_rows(results: Sequence[Mapping], truth: Sequence[Mapping], mem: Mapping[str, Mapping],
@@ -216,6 +226,30 @@ def exposure_rows(results: Sequence[Mapping], truth: Sequence[Mapping], mem: Map
     (none without memorization rows)."""
     if not mem:
         return []
-    return group_recall(results, truth, lambda r, t: band_of(
+    return with_ceiling(group_recall(results, truth, lambda r, t: band_of(
         (mem.get(t["id"]) or {}).get("exposure" if r["model"] == "tuned" else "exposure_control"), bands),
-        "exposure_band", order=band_labels(bands) + ["n/a"])
+        "exposure_band", order=band_labels(bands) + ["n/a"]), "exposure_band")
+
+
+def with_ceiling(rows: list[dict], column: str | None = None) -> list[dict]:
+    """``rows`` (method rows, or group rows of ``column``), each with ``ceiling_recall``: the recall of
+    the prefix probe (method ``prefix``) on the same model and in the same group; None without a
+    probe run of that model."""
+    ceiling = {(r["model"], r[column] if column else None): r["recall"] for r in rows if r["method"] == PREFIX}
+    for r in rows:
+        r["ceiling_recall"] = ceiling.get((r["model"], r[column] if column else None))
+    return rows
+
+
+def attribute_rows(results: Sequence[Mapping], truth: Sequence[Mapping]) -> list[dict]:
+    """Recall per method and attribute (attributes in ground-truth order), beside the ceiling."""
+    order = list(dict.fromkeys(t["attribute"] for t in truth))
+    return with_ceiling(group_recall(results, truth, lambda r, t: t["attribute"], "attribute", order=order),
+                        "attribute")
+
+
+def context_rows(results: Sequence[Mapping], truth: Sequence[Mapping]) -> list[dict]:
+    """Recall per method and context kind (:data:`testleak.canary.contexts.KINDS`, then ``other``, also
+    the group of a hand-built canary without a kind), beside the ceiling."""
+    return with_ceiling(group_recall(results, truth, lambda r, t: t.get("context_kind") or OTHER, "context_kind",
+                                     order=[*KINDS, OTHER]), "context_kind")

@@ -21,7 +21,7 @@ from __future__ import annotations
 from ..resources_io import load_taxonomy_file, load_yaml_data, read_presidio_entities
 from .baselines import (Baselines, BlindMI, CodeBreaker, CodexLeaks, CodexLeaksFilter, Completion, EntropyCfg,
                         Operators)
-from .canary import Canary, CanaryExposure, FileBytes, Finetune
+from .canary import Canary, CanaryExposure, CanaryPrefixProbe, FileBytes, Finetune
 from .experiment import AblationFlags, Experiment, Hints, LibraryFrom, Run, RunBudget, RunPlan
 from .library import CausalScorer, Clustering, Division, Eps, Figures, Library, read_scorer_models
 from .messages import _known_keys, problems, validate

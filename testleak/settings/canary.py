@@ -46,6 +46,15 @@ class CanaryExposure(_Strict):
         return self
 
 
+class CanaryPrefixProbe(_Strict):
+    """The prefix probe (testleak/canary/probe.py)."""
+    max_chars: int = Field(ge=1)             # prompt: the canary's training window up to the value, its tail
+    temperature: float = Field(ge=0)         # 0 = greedy
+    max_tokens: int = Field(ge=1)            # completion tokens per canary
+    stop: list[str]                          # stop sequences of the continuation
+    per_seed: bool                           # one run per elicitation seed (else at the first seed only)
+
+
 class Canary(_Strict):
     spec: str | None = None                  # JSONL of user canaries (testleak/canary/spec.py); null = Faker
     spec_dep: str = Field(min_length=1)      # DVC dep of canary_corpus: the spec, else the example (testleak/config.py)
@@ -62,6 +71,7 @@ class Canary(_Strict):
     gguf_type: str
     models: list[Literal["tuned", "control"]] = Field(min_length=1)
     judge_mode: str                          # verifier.judge_mode of the calibration runs
+    prefix_probe: CanaryPrefixProbe
 
     @field_validator("judge_mode")
     @classmethod

@@ -44,7 +44,8 @@ class Presidio(_Strict):
 # ----------------------------------------------------------------------------- answers
 
 #: What the stages label their LLM calls with (``purpose``; the call log, ``answers``).
-PURPOSES = ("questions", "code turn", "test turn", "codexleaks prompts", "codebreaker prompts", "judge", "cli")
+PURPOSES = ("questions", "code turn", "test turn", "codexleaks prompts", "codebreaker prompts", "prefix probe", "judge",
+            "cli")
 
 
 class Answers(_Strict):
