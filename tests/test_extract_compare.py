@@ -118,7 +118,7 @@ def test_a_value_quoted_after_its_attribute(tax, lang, code, expected):
 
 # vital signs are medical data; the generic words of their keys name nothing alone
 MEDICAL = [
-    ("python", 'systolic_pressure = "Normal 120/80 mmHg"', [("Normal 120/80 mmHg", "medical_record")]),
+    ("python", 'systolic_pressure = "Stable 120/80 mmHg"', [("Stable 120/80 mmHg", "medical_record")]),
     ("python", 'heart_rate = "72 BPM"', [("72 BPM", "medical_record")]),
     ("python", 'heart = "red heart"\nrate = "5 per min"\n', []),
 ]
@@ -132,7 +132,7 @@ def test_vital_sign_keys(tax, lang, code, expected):
 # round 6: a placeholder spelling out its attribute, dates under statement and record keys, and
 # the signature before a value read as a field name
 ROUND6 = [
-    ("csharp", 'byte[] k = Encoding.UTF8.GetBytes("your_secret_key");', [("your_secret_key", "secret_key")]),
+    ("csharp", 'byte[] k = Encoding.UTF8.GetBytes("your_private_key");', [("your_private_key", "secret_key")]),
     ("python", 'expected = "YOUR-AUTH-TOKEN-HERE"', [("YOUR-AUTH-TOKEN-HERE", "auth_token")]),
     ("python", 'answer = input("Enter your password: ")\nnote = "your text here"\n', []),
     ("csharp", 'var bankStatements = new List<string> { "2023-10-15 09:00 AM", "Rent 1200.00" };',

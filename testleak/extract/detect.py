@@ -375,7 +375,7 @@ class Detector:
         if self.taxonomy.is_field_name(v) and why != "echo":
             return None
         if why == "placeholder" and a is None:
-            a = self._named_by(s)  # "your_secret_key_here": a placeholder that names its attribute
+            a = self._named_by(s)  # "your_private_key_here": a placeholder that names its attribute
         if why is not None:
             if a is None or self.bare_head(key) or why not in KEPT_UNDER_KEY:
                 return None
@@ -416,7 +416,7 @@ class Detector:
         return a, "lexicon", {"ok": False, "reason": f"keyed {a} value without {shape}"}
 
     def _named_by(self, s: str) -> str | None:
-        """The attribute a placeholder spells out once its filler words go (``your_secret_key``,
+        """The attribute a placeholder spells out once its filler words go (``your_private_key``,
         ``YOUR-AUTH-TOKEN-HERE``), or None."""
         if not _SLUG.match(s):
             return None  # "Enter your password: " asks for a value

@@ -50,8 +50,8 @@ def _inline_assignments(prose: str, attr_for) -> list[Literal]:
             if m.group("v").strip() and attr_for(m.group("k")) is not None]
 
 
-# a value quoted right after the attribute it is: "with username 'admin1234'", "# identity
-# '123456789'", "password is \"x\"" (test names, comments, docstrings, prose); `=` and `:` are
+# a value quoted right after the attribute it is: "with username 'mo_k77'", "# identity
+# '884213570'", "password is \"x\"" (test names, comments, docstrings, prose); `=` and `:` are
 # the parsers' (code)
 _MENTION = re.compile(r"(?<![\w.$])(?P<w>(?:[^\W\d_]+[ \t]+)?[^\W\d_]+)(?:[ \t]+(?:is|was|as|of))?[ \t]+"
                       r"(?P<q>[\"'`])(?P<v>[^\"'`\n]{2,80}?)(?P=q)(?!\w)")
