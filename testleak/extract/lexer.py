@@ -197,7 +197,11 @@ def _bind_keys(code: str, masked: str, toks: list[_Token], attr_for,
     prev_val: str | None = None
     prev_is_str = False
     disc: tuple[str, int] | None = None  # (attribute name, end) of the last `field: "password"`
+    asserts = "ssert" in masked  # Debug.Assert, console.assert, assert.ok: calls with a message
     for (s, e, val, vs, ve) in toks:
+        if asserts and is_message(masked, s):
+            prev_start, prev_end, prev_val, prev_is_str = s, e, val, code[s] in "\"'`"
+            continue
         key, by_comma = None, False
         between = masked[prev_end:s] if prev_is_str else None
         if between is not None and prev_val is not None and len(between) < 40 and \
@@ -210,9 +214,6 @@ def _bind_keys(code: str, masked: str, toks: list[_Token], attr_for,
         if key is None:
             window = masked[max(0, s - 160):s]
             key = _key_from_window(window, masked, s, e, attr_for)
-        if is_message(masked, s):
-            prev_start, prev_end, prev_val, prev_is_str = s, e, val, code[s] in "\"'`"
-            continue
         if (key is None or by_comma or not attr_for(key)) and sigs:  # the signature outranks a value read as a field name
             pk = _positional_key(masked[max(0, s - 600):s], sigs)
             key = pk if key is None or (pk and attr_for(pk)) else key

@@ -122,6 +122,11 @@ def _positional_key(window: str, sigs: dict[str, list[str]]) -> str | None:
     return None
 
 
+def _opening(text: str) -> int:
+    """Index of the bracket that the ``)`` ending ``text`` closes (or -1)."""
+    return next(iter(_open_brackets(text[:-1], 1)), -1)
+
+
 def _open_brackets(window: str, most: int = 2) -> list[int]:
     """Positions of the innermost unclosed brackets of ``window``, innermost first."""
     out: list[int] = []
@@ -198,7 +203,7 @@ def _call_result(arg: str) -> str | None:
     text = arg.strip()
     if not text.endswith(")"):
         return None
-    o = _open_before(text, len(text) - 1)
+    o = _opening(text)
     m = _NAME_START.fullmatch(text[:o + 1]) if o > 0 else None
     return _operand_key(m.group("n"), True) if m and m.group("call") else None
 
@@ -252,20 +257,6 @@ _MESSAGE_CALL = re.compile(r"(?:\b(?:Debug|Trace)\s*\.\s*Assert|\bconsole\s*\.\s
                            r"|\bAssert\s*\.\s*(?:True|False|IsTrue|IsFalse)|\bassert\s*\.\s*ok|(?<![\w.$])assert)\s*\(\s*$")
 
 
-def _open_before(masked: str, close: int) -> int:
-    """Index of the bracket that the ``)`` at ``close`` closes (or -1)."""
-    depth = 0
-    for i in range(close, max(-1, close - 400), -1):
-        ch = masked[i]
-        if ch in ")]}":
-            depth += 1
-        elif ch in "([{":
-            depth -= 1
-            if depth == 0:
-                return i
-    return -1
-
-
 def _operand_key(name: str | None, call: bool) -> str | None:
     if not name or name in _NOT_NAMES:
         return None
@@ -276,7 +267,7 @@ def _operand_before(masked: str, pos: int) -> str | None:
     """The key of the operand that ends at ``pos``: a name (``user.email``) or a call's result."""
     text = masked[max(0, pos - 300):pos].rstrip()
     if text.endswith(")"):
-        o = _open_before(text, len(text) - 1)
+        o = _opening(text)
         m = _NAME_END.search(text[:o]) if o > 0 else None
         return _operand_key(m.group("n"), True) if m else None
     m = _NAME_END.search(text)
