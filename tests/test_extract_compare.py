@@ -147,3 +147,27 @@ ROUND6 = [
                                                              "statement-date", "expiry-date", "signature-first"])
 def test_round6_rules(tax, lang, code, expected):
     assert got(tax, code, lang) == expected
+
+
+# round 7: a person's full name with no key (a given name first, from Faker's lists), the
+# Authorization header, a digest under a hash-named key, dotted numbers that are no phone
+ROUND7 = [
+    ("java", 'new PayrollRecord(new Date(), "Marta Quell", 5000.00);', [("Marta Quell", "name")]),
+    ("csharp", 'var u = new User("Jorge Bastián Oyelaran", "4111 1111 1111 1111");',
+     [("4111 1111 1111 1111", "credit_card"), ("Jorge Bastián Oyelaran", "name")]),
+    # common words, one word, other scripts and a thing-naming key are no keyless names
+    ("python", 'title = "Edit Player Details"\nlabel = ("May Day", "Summer")\nop_name = "Mary Quell"\n', []),
+    ("python", 's = "Michael Wilson的生日"', []),
+    ("csharp", 'client.DefaultRequestHeaders.Add("Authorization", "Bearer qT7mZ2xK9pL4");',
+     [("Bearer qT7mZ2xK9pL4", "auth_token")]),
+    ("csharp", 'string expectedHash = "9c1f0a7e5b3d2c4a6e8f0b1d3c5a7e9f1b3d5c7a9e1f3b5d7c9a1e3f5b7d9c1a";', []),
+    ("csharp", 'seen.Add("123.456.789", DateTime.Now);\nvar host = "10.20.30.40";\nvar v = "+44 20 7946 0958";\n',
+     [("+44 20 7946 0958", "phone")]),
+]
+
+
+@pytest.mark.parametrize("lang,code,expected", ROUND7, ids=["positional-name", "constructor-name", "common-words",
+                                                             "other-script", "authorization-header", "hash-key",
+                                                             "dotted-numbers"])
+def test_round7_rules(tax, lang, code, expected):
+    assert got(tax, code, lang) == expected

@@ -88,7 +88,7 @@ LEXICON_GAPS = [
     ("java", 'String adress = "221B Baker Street";', [("221B Baker Street", "address")]),
     ("python", 'parts = "Wheel Axle"', []),  # one letter from `party`, a common word: not a typo
     ("python", 'passed = "yes it did"', []),
-    ("python", 'render = "Ann Lee"', []),  # one letter from `sender`, but the first
+    ("python", 'render = "Astor Quell"', []),  # one letter from `sender`, but the first
     # parts of an address and people named by their role
     ("python", 'employee.country = "Portugal"', [("Portugal", "address")]),
     ("python", 'employee.state_province = "NY"', [("NY", "address")]),

@@ -145,7 +145,7 @@ KEYLESS = [
     ("go", 'passwords := []string{"Tr0ub4dor&3", "S3cret!pw"}', [("Tr0ub4dor&3", "password"), ("S3cret!pw", "password")]),
     ("javascript", "usernames.push('alice01');", [("alice01", "username")]),
     # a collection whose name is no attribute gives its elements no key
-    ("java", 'List<String> labels = List.of("Maria Gonzalez");', []),
+    ("java", 'List<String> labels = List.of("Astor Quell");', []),
 ]
 
 
@@ -158,7 +158,7 @@ def test_collection_elements_take_the_collection_name(tax, lang, code, expected)
 @pytest.mark.parametrize("lang,code", [
     ("java", 'assert isValid(user) : "Expected user to be valid";'),
     ("java", 'assert password != null : "Tr0ub4dor&3 must not be null";'),
-    ("javascript", "const name = flag ? other : 'Maria Gonzalez';"),
+    ("javascript", "const name = flag ? other : 'Astor Quell';"),
 ])
 def test_assert_message_and_ternary_are_not_values_of_a_key(tax, lang, code):
     assert got(tax, code, lang) == []
@@ -230,7 +230,8 @@ def test_format_edges_from_third_party_values(tax, code, expected):
 def test_positional_arguments_named_by_the_code_under_test(tax):
     code_turn = "```python\nclass Person:\n    def __init__(self, full_name, email, password):\n        ...\n```"
     test = "```python\ndef test_person():\n    p = Person('Maria Gonzalez', 'x', 'Tr0ub4dor&3')\n    assert p\n```"
-    assert got(tax, test, None) == []  # the answer alone does not say what the arguments are
+    # the answer alone does not say what the arguments are: only a full name shows by its shape
+    assert got(tax, test, None) == [("Maria Gonzalez", "name", "given_name")]
     cands = [c for c in extract(test, tax, context=[code_turn]) if c["validity"]["ok"]]
     assert [(c["value"], c["attribute"], c["evidence"]["key"]) for c in cands] == [
         ("Maria Gonzalez", "name", "full_name"), ("Tr0ub4dor&3", "password", "password")]

@@ -36,13 +36,15 @@ variable name it is bound to, or None) :meth:`Detector.classify` returns
    date-of-birth key a calendar date, a name key 1-5 words of letters). Validity (checksums,
    TLDs, numbering plans, the 1900..today window) and placeholders are left to the format
    rules and the judge, so a keyed value is not dropped for failing them. Pattern: the
-   shape name (``email``, ``phone``, ``luhn``, ``date``) when the value also validates,
+   shape name (``email``, ``phone``, ``luhn``, ``date``, ``jwt``) when the value also validates,
    else ``lexicon``.
 4. Otherwise weaker shapes, first match wins: US SSN ``ddd-dd-dddd`` (``stdnum.us.ssn``)
    -> identity; JWT -> auth_token; phone number that is formatted (leading ``+``, ``++``,
    ``00``/``011`` or separators) and valid for ``phonenumbers`` (international, else one of
-   :data:`PHONE_REGIONS`) -> phone; street address ``<number> <words> Street|Ave|..`` ->
-   address; for values without an attribute key only: ``0x`` + 64 hex -> secret_key
+   :data:`PHONE_REGIONS`; no dotted ``10.0.0.1``) -> phone; street address ``<number> <words>
+   Street|Ave|..`` -> address; for values without a key that names an attribute, a thing or a
+   transform's output (``expectedHash``) only: a full name whose first word is a given name
+   (:func:`.names.is_full_name`) -> name; ``0x`` + 64 hex -> secret_key
    (``hex64``); a 20+ character token of base64/hex characters with letters and digits and
    Shannon entropy >= 4.0 bits per character (hex: 40+ characters, >= 3.0) and no run of 10
    letters or digits in order (a character set) -> secret_key (``entropy``).
@@ -57,7 +59,8 @@ from ..formats import (BEARER, CVV, EXPIRY, HEX64, IBAN_SHAPE, PEM, PHONE_REGION
                        is_email, is_entropy_token, is_formatted_phone, is_iban, is_jwt, is_ssn, national_id,
                        parse_date, parse_phone, vendor_key)
 from ..taxonomy import Taxonomy, normalize_identifier
-from .keys import KeyIndex, person_name_shape, without_modifiers
+from .keys import KeyIndex, person_name_shape, transforms, without_modifiers
+from .names import is_full_name
 
 # single lexicon words that name things as often as people: the value's shape decides
 AMBIGUOUS_BARE = frozenset({"name"})
@@ -258,6 +261,7 @@ _KEY_PATTERN = {
     "phone": ("phone", lambda v: parse_phone(v) is not None),
     "credit_card": ("luhn", lambda v: card_digits(v) is not None),
     "date_of_birth": ("date", lambda v: birth_date_error(v) is None),
+    "auth_token": ("jwt", is_jwt),
 }
 _COLLECTION = re.compile(r"_(?:list|set|array|values|arr)$")
 _NUMBERED = re.compile(r"_?\d+$")
@@ -389,7 +393,8 @@ class Detector:
         p = vendor_key(s)
         if p and self._has("secret_key"):
             return "secret_key", "prefix:" + p if p != "pem" else "pem", ok
-        keyed = a is not None or self.index.names_thing(key)
+        # a key that names a thing, or a transform's output (expectedHash): no keyless value
+        keyed = a is not None or self.index.names_thing(key) or bool(key and transforms(key))
         if a is not None and self.bare_head(key) and not person_name_shape(s) and not _TITLED.match(s):
             a = None  # name="weights": the name of a thing
         fmt = self.checksum_format(s)
@@ -434,6 +439,8 @@ class Detector:
             return "phone", "phone"
         if has_digit and self._has("address") and s[0].isdigit() and _STREET.match(s):
             return "address", "street"
+        if not keyed and not has_digit and self._has("name") and is_full_name(s):
+            return "name", "given_name"
         if self._has("secret_key") and not keyed:  # a keyed value never falls through to entropy
             if HEX64.match(s):
                 return "secret_key", "hex64"

@@ -155,7 +155,7 @@ def callee_arg_key(callee: str | None, attr_for, bound: str | None = None) -> st
 _TRANSFORMS = frozenset("hash hashed encrypt encrypted encode encoded digest mask masked sign signed".split())
 
 
-def _transforms(name: str) -> bool:
+def transforms(name: str) -> bool:
     """The identifier says it transforms its input or holds a transform's output."""
     return bool(_TRANSFORMS & set(normalize_identifier(name).split("_")))
 
@@ -164,7 +164,7 @@ def compared_name_key(name: str | None) -> str | None:
     """The key of a name a literal is compared with: the name, or
     :data:`.literals.TRANSFORMED_KEY` when it says it holds a transform's output
     (``encryptedPassword == "F3B3..."``: derived data)."""
-    if name and _transforms(name):
+    if name and transforms(name):
         return TRANSFORMED_KEY
     return name
 
@@ -175,7 +175,7 @@ def result_key(callee: str | None) -> str | None:
     transform of its input (``hash_password(p) == "5f4d..."``: derived data)."""
     if not callee:
         return None
-    if _transforms(callee):
+    if transforms(callee):
         return TRANSFORMED_KEY
     return callee
 

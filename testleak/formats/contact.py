@@ -83,9 +83,14 @@ def phone_region(v: str, regions=PHONE_REGIONS) -> str | None:
     return phonenumbers.region_code_for_number(n) if n else None
 
 
+# groups of 1-3 digits joined by dots: an IPv4 address or a version (``10.0.0.1``, ``123.456.789``)
+_DOTTED_NUMBER = re.compile(r"^\d{1,3}(?:\.\d{1,3}){2,3}$")
+
+
 def is_formatted_phone(v: str, regions=PHONE_REGIONS) -> bool:
-    """A valid number written as one (a leading ``+`` or separators), not a bare digit run."""
+    """A valid number written as one (a leading ``+`` or separators), not a bare digit run
+    nor a dotted address or version number."""
     s = v.strip()
-    if not (s.startswith("+") or any(ch in s for ch in " -()./")):
+    if not (s.startswith("+") or any(ch in s for ch in " -()./")) or _DOTTED_NUMBER.match(s):
         return False
     return parse_phone(s, regions) is not None
