@@ -171,3 +171,28 @@ ROUND7 = [
                                                              "dotted-numbers"])
 def test_round7_rules(tax, lang, code, expected):
     assert got(tax, code, lang) == expected
+
+
+# round 8: a mapping's keys hold no value, assertion messages in three-argument equality
+# assertions, typeof comparisons, printed labels, a password qualified by another attribute,
+# places people live in
+ROUND8 = [
+    ("javascript", "const account = {\n  'name': 'Astor Quell',\n  'account_type': t,\n  'created_at': now,\n};",
+     [("Astor Quell", "name")]),
+    ("java", 'assertEquals(acct.getPhoneNumber(), expected, "The phone number should be updated.");\n'
+             'assertEquals("The username should match", "mo_k77", acct.getUsername());\n'
+             'assertEquals("mo_k77", acct.getUsername());\n', [("mo_k77", "username")]),
+    ("csharp", 'Assert.AreEqual(expected, account.Email, "The email should be saved");', []),
+    ("javascript", "console.assert(typeof token === 'string');\nif ('undefined' !== typeof password) {}", []),
+    ("csharp", 'string transaction = "Encrypted: " + transactionId;\nstring password = "Password:" + pw;', []),
+    ("python", 'swift_password = "Kq82!lmz"\nbank_email = "ann@corp.io"\nidentity_card = "884213570"\n',
+     [("884213570", "identity"), ("Kq82!lmz", "password"), ("ann@corp.io", "email")]),
+    ("python", 'location = "Porto, Portugal"\nbirthplace = "Leeds"\nstreet_name = "Quell Lane"\n',
+     [("Leeds", "address"), ("Porto, Portugal", "address"), ("Quell Lane", "address")]),
+]
+
+
+@pytest.mark.parametrize("lang,code,expected", ROUND8, ids=["mapping-keys", "junit-messages", "nunit-message", "typeof",
+                                                             "printed-labels", "qualified-password", "places"])
+def test_round8_rules(tax, lang, code, expected):
+    assert got(tax, code, lang) == expected

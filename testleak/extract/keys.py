@@ -242,7 +242,7 @@ class KeyIndex:
                 a = self.exact[tail]
                 q = parts[:i]
                 d = [self.distinctive[t] for t in q if t in self.distinctive]
-                if d and d[-1] != a and ("_" not in tail and (tail in CARRIERS or a in ROLE_FREE)):
+                if d and d[-1] != a and "_" not in tail and tail in CARRIERS:
                     a = d[-1]  # identity_card: the qualifier says whose card
                     q = [t for t in q if self.distinctive.get(t) != a]
                 return (a, "head") if self._role_ok(a, q) else None

@@ -27,8 +27,10 @@ structure around a literal can be read with simple patterns:
   -> the other operand's name, or the callee's for a call's result (``GenerateSecretKey() ==
   "v"``); beside a transform's output (``HashPassword(p)``, ``encryptedCard``) the literal is
   derived data (:data:`.literals.TRANSFORMED_KEY`); an assertion's message
-  (``Debug.Assert(ok, "...")``, ``console.assert``) is no value;
-- a string followed by ``:`` is a key, never the value of the string before it; after ``,`` a
+  (``Debug.Assert(ok, "...")``, ``console.assert``, the third argument of ``assertEquals`` /
+  ``Assert.AreEqual``, JUnit 4's first) and a type name compared with ``typeof`` are no values;
+- a string followed by ``:`` is a key, never the value of the string before it, and at the
+  start of a mapping entry (after ``{`` or ``,``) it is bound to nothing itself; after ``,`` a
   field name keys the next value only when it opens the brackets (``put("email", v)``, not a
   list of field labels).
 Afterwards :func:`comment_keys` binds keyless literals of a line to the attribute its
@@ -103,6 +105,9 @@ def _unescape(s: str) -> str:
 
 _BETWEEN_KEY = re.compile(r"^\s*(?::|=>|\]\s*:?=|\)\s*:?=)\s*$")
 _BETWEEN_COMMA = re.compile(r"^\s*,\s*$")
+_ENTRY_START = re.compile(r"[{,]\s*$")  # where a mapping entry starts: `{ "k": v`, `, "k": v`
+_TYPEOF = re.compile(r"\btypeof\s+[\w.$\[\]]+\s*[!=]==?\s*$")
+_TYPEOF_AFTER = re.compile(r"\s*[!=]==?\s*typeof\b")
 _OPENS = re.compile(r"[(\[]\s*$")  # a field name then its value open the brackets: put("email", v), ("email", v)
 
 _TEST_MARKERS = re.compile(
@@ -197,10 +202,18 @@ def _bind_keys(code: str, masked: str, toks: list[_Token], attr_for,
     prev_val: str | None = None
     prev_is_str = False
     disc: tuple[str, int] | None = None  # (attribute name, end) of the last `field: "password"`
-    asserts = "ssert" in masked  # Debug.Assert, console.assert, assert.ok: calls with a message
+    # Debug.Assert, console.assert, assert.ok, assertEquals, Assert.AreEqual: calls with a message
+    asserts = "ssert" in masked or "AreEqual" in masked or "AreNot" in masked
     for (s, e, val, vs, ve) in toks:
-        if asserts and is_message(masked, s):
+        if asserts and is_message(masked, s, val):
             prev_start, prev_end, prev_val, prev_is_str = s, e, val, code[s] in "\"'`"
+            continue
+        if _TYPEOF.search(masked, max(0, s - 80), s) or _TYPEOF_AFTER.match(masked, e):
+            prev_start, prev_end, prev_val, prev_is_str = s, e, None, False
+            continue  # `typeof token === "string"`: a type's name
+        if _IS_KEY.match(masked, e) and _ENTRY_START.search(masked, max(0, s - 40), s):
+            lits.append(Literal(val, None, vs, ve))  # `{"name": ...}`: a mapping's key names its value, holds none
+            prev_start, prev_end, prev_val, prev_is_str = s, e, val, True
             continue
         key, by_comma = None, False
         between = masked[prev_end:s] if prev_is_str else None

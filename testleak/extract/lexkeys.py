@@ -297,12 +297,29 @@ def compare_key(masked: str, s: int, e: int, attr_for) -> str | None:
     return key if key and (key == TRANSFORMED_KEY or attr_for(key)) else None
 
 
-def is_message(masked: str, s: int) -> bool:
-    """A literal passed as the message of an assertion (an argument after the first of
-    :data:`_MESSAGE_CALL`): the test's own text, never a value."""
-    window = masked[max(0, s - 400):s]
+# equality assertions that take a message as a third argument: last in JUnit 5, NUnit and
+# unittest (``assertEquals(expected, actual, "msg")``), first in JUnit 4 (``assertEquals("msg", e, a)``)
+_EQUALITY_CALL = re.compile(r"(?<![\w$])(?:assert(?:Not)?Equals?|assert(?:Not)?Same|assertArrayEquals|Are(?:Not)?(?:Equal|Same))\s*\(\s*$")
+
+
+def is_message(masked: str, s: int, value: str = "") -> bool:
+    """A literal passed as the message of an assertion: an argument after the first of
+    :data:`_MESSAGE_CALL`, or the third of an equality assertion with three arguments (the
+    first, in JUnit 4's order, when it is text with a space): the test's own text, never a value."""
+    lo = max(0, s - 400)
+    window = masked[lo:s]
     for start in _open_brackets(window, 1):
-        return window[start] == "(" and bool(_MESSAGE_CALL.search(window[:start + 1])) and _position(window[start + 1:]) >= 1
+        if window[start] != "(":
+            return False
+        head, pos = window[:start + 1], _position(window[start + 1:])
+        if _MESSAGE_CALL.search(head):
+            return pos >= 1
+        if _EQUALITY_CALL.search(head):
+            close = _match_close(masked, lo + start, "(")
+            if _position(masked[lo + start + 1:close - 1]) != 2:
+                return False  # (expected, actual): no message
+            return pos == 2 or (pos == 0 and " " in value.strip())
+        return False
     return False
 
 
