@@ -30,6 +30,13 @@ question or prompt on the development side of any of them is development in all
         --run RUN --seed S --reproduce "COMMAND THAT REGENERATES R"
 
 Design work reads ``--part dev`` (the default) only; ``--part heldout`` is the final measurement.
+
+How far two annotators agree bounds what an extractor can score against either: ``--agreement
+A B`` takes two label sets of the same responses, labelled independently, and scores each
+against the other as :func:`evaluate` scores candidates (values copied from the prompt left out
+on both sides, as in recall)::
+
+    .venv/bin/python benchmarks/eval_model_output.py --agreement LABELS_A LABELS_B
 """
 
 from __future__ import annotations
@@ -386,6 +393,29 @@ def with_hmacs(cands: list[dict], responses: list[dict], params: dict) -> list[d
             for c in cands]
 
 
+def agreement(path_a: Path, path_b: Path, out: Path | None = None) -> int:
+    """Each annotator's labels scored against the other's (module docstring): recall is the
+    share of the other's values not copied from the prompt labelled the same, with the same
+    attribute."""
+    metas = [json.loads(meta_path(p).read_text(encoding="utf-8")) for p in (path_a, path_b)]
+    if metas[0]["responses"]["sha256"] != metas[1]["responses"]["sha256"]:
+        print(f"{path_a} and {path_b} label different responses files: pass two label sets of the same file",
+              file=sys.stderr)
+        return 2
+    a, b = read_jsonl(path_a), read_jsonl(path_b)
+    res = {}
+    for name, truth, other in (("B against A", a, b), ("A against B", b, a)):
+        r = evaluate(truth, [x for x in other if not x["copied_from_prompt"]])
+        rec = r["recall"]
+        res[name] = {"recall": rec, "precision": r["precision"]}
+        print(f"{name}: recall {ci(rec.get('all_right', 0), rec.get('all', 0))}, without placeholders "
+              f"{ci(rec.get('real_right', 0), rec.get('real', 0))}; same value, any attribute "
+              f"{pct(rec.get('all_found', 0), rec.get('all', 0))}")
+    if out:
+        out.write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--responses", type=Path, action="append", default=None,
@@ -403,7 +433,11 @@ def main(argv=None) -> int:
                          "in the sets scored (repeatable)")
     ap.add_argument("--misses", action="store_true", help="list missed labels and wrong candidates (masked)")
     ap.add_argument("--json", type=Path, default=None, help="also write the counts here")
+    ap.add_argument("--agreement", type=Path, nargs=2, metavar=("LABELS_A", "LABELS_B"), default=None,
+                    help="score two independent label sets of the same responses against each other")
     a = ap.parse_args(argv)
+    if a.agreement:
+        return agreement(*a.agreement, out=a.json)
     if a.make_labels:
         if not (a.labels and a.responses and len(a.labels) == len(a.responses) == 1):
             print("--make-labels RAW needs one --responses (the labelled file) and one --labels (the file to write)",

@@ -179,3 +179,31 @@ def test_label_hashes_are_keyed_by_the_answer_and_match_withheld_placeholders(tm
     assert m.main(["--responses", str(resp), "--labels", str(out), "--part", "all", "--json", str(js)]) == 0
     res = json.loads(js.read_text())
     assert res["recall"]["all"] == 2 and res["recall"]["all_right"] == 2 and res["recall"]["real_right"] == 1
+
+
+def test_agreement_scores_two_annotators_against_each_other(tmp_path, capsys):
+    m = _module()
+    resp, raw = _files(tmp_path)
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    m.main(["--responses", str(resp), "--labels", str(a), "--make-labels", str(raw)])
+    raw_b = tmp_path / "raw_b.jsonl"  # B misses "Kranich", calls the user name a name, adds one value
+    raw_b.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"response_id": "r_1", "value": "k.morgenstern", "attribute": "name", "placeholder": False},
+        {"response_id": "r_1", "value": "Falke!Nord72", "attribute": "password", "placeholder": False},
+        {"response_id": "r_1", "value": "+49 30 901820", "attribute": "phone", "placeholder": False},
+        {"response_id": "r_1", "value": "test_login", "attribute": "username", "placeholder": True},
+    ]))
+    m.main(["--responses", str(resp), "--labels", str(b), "--make-labels", str(raw_b)])
+    js = tmp_path / "agree.json"
+    assert m.main(["--agreement", str(a), str(b), "--json", str(js)]) == 0
+    res = json.loads(js.read_text())
+    # A's three values not copied: B has two of them, one with A's attribute
+    assert res["B against A"]["recall"]["all"] == 3 and res["B against A"]["recall"]["all_found"] == 2
+    assert res["B against A"]["recall"]["all_right"] == 1
+    assert res["A against B"]["recall"]["all"] == 3 and res["A against B"]["recall"]["all_right"] == 1
+    other = tmp_path / "other.jsonl"
+    resp.write_text(resp.read_text().replace("Kranich", "Zebu"))
+    m.main(["--responses", str(resp), "--labels", str(other), "--make-labels", str(raw_b)])
+    capsys.readouterr()
+    assert m.main(["--agreement", str(a), str(other)]) == 2
+    assert "different responses" in capsys.readouterr().err
