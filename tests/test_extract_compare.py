@@ -153,11 +153,11 @@ def test_round6_rules(tax, lang, code, expected):
 # Authorization header, a digest under a hash-named key, dotted numbers that are no phone
 ROUND7 = [
     ("java", 'new PayrollRecord(new Date(), "Marta Quell", 5000.00);', [("Marta Quell", "name")]),
-    ("csharp", 'var u = new User("Jorge Bastián Oyelaran", "4111 1111 1111 1111");',
-     [("4111 1111 1111 1111", "credit_card"), ("Jorge Bastián Oyelaran", "name")]),
+    ("csharp", 'var u = new User("Jorge Bastián Oyelaran", "4666 1760 3137 2159");',
+     [("4666 1760 3137 2159", "credit_card"), ("Jorge Bastián Oyelaran", "name")]),
     # common words, one word, other scripts and a thing-naming key are no keyless names
     ("python", 'title = "Edit Player Details"\nlabel = ("May Day", "Summer")\nop_name = "Mary Quell"\n', []),
-    ("python", 's = "Michael Wilson的生日"', []),
+    ("python", 's = "Marta Quell的生日"', []),
     ("csharp", 'client.DefaultRequestHeaders.Add("Authorization", "Bearer qT7mZ2xK9pL4");',
      [("Bearer qT7mZ2xK9pL4", "auth_token")]),
     ("csharp", 'string expectedHash = "9c1f0a7e5b3d2c4a6e8f0b1d3c5a7e9f1b3d5c7a9e1f3b5d7c9a1e3f5b7d9c1a";', []),

@@ -6,7 +6,7 @@ as the common words a label is made of. A value with no key is read as a ``name`
 a person's name shape (:func:`.keys.person_name_shape`) of 2-4 Latin-script words, its first
 word is a given name that is no common word, and no later word is a common word unless it is
 also a surname: "Jordan Lee" and "Mary White" are names; "Edit Player Details" (``Edit`` is a
-Swedish given name), "May Day" and "Main Street" are not.
+Swedish given name), "May Day" and "Harbour Street" are not.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from functools import lru_cache
 
 from .keys import person_name_shape
 
-# Latin-script locales plus romanized Chinese given names ("Wei Zhang")
+# Latin-script locales plus romanized Chinese given names ("Jun Qiao")
 LOCALES = ("en_US", "en_GB", "en_IN", "hi_IN", "de_DE", "fr_FR", "es_ES", "es_MX", "it_IT", "pt_BR",
            "nl_NL", "pl_PL", "sv_SE", "tr_TR")
 
@@ -43,8 +43,8 @@ def _common(word: str, common: frozenset[str]) -> bool:
 
 
 def is_full_name(value: str) -> bool:
-    """2-4 capitalised Latin-script words whose first is a given name (``Jane Smith``,
-    ``María Fernández López``); one word alone is too often a thing (``Summer``, ``Grant``)."""
+    """2-4 capitalised Latin-script words whose first is a given name (``Jana Quell``,
+    ``Marta Oyelaran Bastián``); one word alone is too often a thing (``Summer``, ``Grant``)."""
     words = value.split()
     if not 2 <= len(words) <= 4 or any(ord(c) >= 0x0530 for c in value) or not person_name_shape(value):
         return False
