@@ -517,3 +517,19 @@ def test_calibration_runs_per_seed_reference_first_and_budgets_read_ours_tokens(
     assert calibration_budget(p, rp, "codexleaks", "tuned", 2).responses == 16
     with pytest.raises(ConfigError, match=r"canary.seeds"):
         compose_dict(["experiment=canary", "canary.seeds=[1,1]"])
+
+
+@pytest.mark.parametrize("experiment", ["canary", "canary_tiny"])
+def test_every_calibration_run_is_verified_alike(experiment):
+    """Issue 26 item 4: the baselines' calibration runs are pinned to the shared verification (the
+    chain ours runs through), whatever `baselines.protocol` the user's default says."""
+    from testleak.config import run_protocol
+    for default in ("published", "shared"):
+        params = compose_dict([f"experiment={experiment}", f"baselines.protocol={default}"])
+        runs = params["experiment"]["calibration_runs"]
+        assert {"ours", "codexleaks"} <= set(runs)
+        for key, spec in runs.items():
+            # the run entry as canary.pipeline.run_one builds it
+            p = {**params, "experiment": {**params["experiment"], "runs": {key: {
+                k: v for k, v in spec.items() if k in ("method", "round", "library", "ablation", "verification")}}}}
+            assert run_protocol(p, key) == "shared", (experiment, key, default)
