@@ -204,11 +204,12 @@ def _bind_keys(code: str, masked: str, toks: list[_Token], attr_for,
     disc: tuple[str, int] | None = None  # (attribute name, end) of the last `field: "password"`
     # Debug.Assert, console.assert, assert.ok, assertEquals, Assert.AreEqual: calls with a message
     asserts = "ssert" in masked or "AreEqual" in masked or "AreNot" in masked
+    typeofs = "typeof" in masked
     for (s, e, val, vs, ve) in toks:
         if asserts and is_message(masked, s, val):
             prev_start, prev_end, prev_val, prev_is_str = s, e, val, code[s] in "\"'`"
             continue
-        if _TYPEOF.search(masked, max(0, s - 80), s) or _TYPEOF_AFTER.match(masked, e):
+        if typeofs and (_TYPEOF.search(masked, max(0, s - 80), s) or _TYPEOF_AFTER.match(masked, e)):
             prev_start, prev_end, prev_val, prev_is_str = s, e, None, False
             continue  # `typeof token === "string"`: a type's name
         if _IS_KEY.match(masked, e) and _ENTRY_START.search(masked, max(0, s - 40), s):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from .keys import callee_arg_key, compared_name_key, result_key
-from .literals import ASSERT_CALLS, TRANSFORMED_KEY
+from .literals import ASSERT_CALLS, MESSAGE_THIRD_CALLS, TRANSFORMED_KEY
 
 _IDENT = r"(?:[^\W\d]|\$)[\w$]*"  # any script: JavaScript and Java allow Unicode names
 # `name =`, `name :=`, `name:`, `Type name =`, `name: Type =`, `$name =`, `name =>` at the end
@@ -297,15 +297,11 @@ def compare_key(masked: str, s: int, e: int, attr_for) -> str | None:
     return key if key and (key == TRANSFORMED_KEY or attr_for(key)) else None
 
 
-# equality assertions that take a message as a third argument: last in JUnit 5, NUnit and
-# unittest (``assertEquals(expected, actual, "msg")``), first in JUnit 4 (``assertEquals("msg", e, a)``)
-_EQUALITY_CALL = re.compile(r"(?<![\w$])(?:assert(?:Not)?Equals?|assert(?:Not)?Same|assertArrayEquals|Are(?:Not)?(?:Equal|Same))\s*\(\s*$")
-
-
 def is_message(masked: str, s: int, value: str = "") -> bool:
     """A literal passed as the message of an assertion: an argument after the first of
-    :data:`_MESSAGE_CALL`, or the third of an equality assertion with three arguments (the
-    first, in JUnit 4's order, when it is text with a space): the test's own text, never a value."""
+    :data:`_MESSAGE_CALL`, or the third of a :data:`.literals.MESSAGE_THIRD_CALLS` assertion with
+    three arguments (the first, in JUnit 4's order, when it is text with a space): the test's own
+    text, never a value."""
     lo = max(0, s - 400)
     window = masked[lo:s]
     for start in _open_brackets(window, 1):
@@ -314,7 +310,8 @@ def is_message(masked: str, s: int, value: str = "") -> bool:
         head, pos = window[:start + 1], _position(window[start + 1:])
         if _MESSAGE_CALL.search(head):
             return pos >= 1
-        if _EQUALITY_CALL.search(head):
+        c = _CALL_BEFORE.search(head)
+        if c and c.group("c") in MESSAGE_THIRD_CALLS:
             close = _match_close(masked, lo + start, "(")
             if _position(masked[lo + start + 1:close - 1]) != 2:
                 return False  # (expected, actual): no message

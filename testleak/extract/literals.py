@@ -45,6 +45,13 @@ ASSERT_CALLS = frozenset({
     "assertIterableEquals", "assertLinesMatch", "AreEqual", "AreNotEqual", "AreSame", "Equal", "NotEqual",
     "Equals", "EqualValues", "deepEqual", "strictEqual", "notEqual", "notStrictEqual", "deepStrictEqual",
 })
+# Those of them (and NUnit's AreNotSame) that take a message as a third argument: last in JUnit 5,
+# NUnit and unittest (``assertEquals(expected, actual, "msg")``), first in JUnit 4
+# (``assertEquals("msg", e, a)``); testify's ``Equal(t, expected, actual)`` takes none there.
+MESSAGE_THIRD_CALLS = frozenset({
+    "assertEqual", "assertEquals", "assertNotEqual", "assertNotEquals", "assertSame", "assertNotSame",
+    "assertArrayEquals", "AreEqual", "AreNotEqual", "AreSame", "AreNotSame",
+})
 
 # Keys whose string value names the field a sibling value holds: ``{field: "password",
 # input: "v"}``, ``{"type": "email", "value": "v"}`` -> ``v`` is bound to ``password`` /
