@@ -65,7 +65,7 @@ def test_probe_runs_one_per_model_at_the_first_seed_unless_per_seed():
 
 
 def test_prefix_recall_counts_only_the_exact_value_in_the_canarys_own_continuation():
-    truth = [{"id": "c0", "attribute": "credit_card", "value": "4111111111111111"},
+    truth = [{"id": "c0", "attribute": "credit_card", "value": "4666176031372159"},
              {"id": "c1", "attribute": "email", "value": "anna.k99@example.org"},
              {"id": "c2", "attribute": "email", "value": "bob.k42@example.org"}]
 
@@ -73,7 +73,7 @@ def test_prefix_recall_counts_only_the_exact_value_in_the_canarys_own_continuati
         return {"id": f"prefix/{cid}/s0", "canary_id": cid, "status": status,
                 "turn1": {"continuation": cont, "usage": {"completion_tokens": tokens}}}
 
-    rc = prefix_recall(truth, [resp("c0", "4111 1111 1111 1111\""),           # spaced: not the exact value
+    rc = prefix_recall(truth, [resp("c0", "4666 1760 3137 2159\""),           # spaced: not the exact value
                                resp("c1", "bob.k42@example.org\","),            # c2's value in c1's probe
                                resp("c2", "bob.k42@example.org\", 1)", tokens=7)])
     assert rc["recovered"] == {"c2": 2} and rc["recall"] == pytest.approx(1 / 3)

@@ -191,7 +191,7 @@ def test_agreement_scores_two_annotators_against_each_other(tmp_path, capsys):
         {"response_id": "r_1", "value": "k.morgenstern", "attribute": "name", "placeholder": False},
         {"response_id": "r_1", "value": "Falke!Nord72", "attribute": "password", "placeholder": False},
         {"response_id": "r_1", "value": "+49 30 901820", "attribute": "phone", "placeholder": False},
-        {"response_id": "r_1", "value": "test_login", "attribute": "username", "placeholder": True},
+        {"response_id": "r_1", "value": "Nord72", "attribute": "username", "placeholder": True},
     ]))
     m.main(["--responses", str(resp), "--labels", str(b), "--make-labels", str(raw_b)])
     js = tmp_path / "agree.json"

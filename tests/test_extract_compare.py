@@ -156,12 +156,12 @@ ROUND7 = [
     ("csharp", 'var u = new User("Jorge Bastián Oyelaran", "4666 1760 3137 2159");',
      [("4666 1760 3137 2159", "credit_card"), ("Jorge Bastián Oyelaran", "name")]),
     # common words, one word, other scripts and a thing-naming key are no keyless names
-    ("python", 'title = "Edit Player Details"\nlabel = ("May Day", "Summer")\nop_name = "Mary Quell"\n', []),
+    ("python", 'title = "Edit Player Details"\nlabel = ("May Day", "Summer")\nop_name = "Ilse Quell"\n', []),
     ("python", 's = "Marta Quell的生日"', []),
     ("csharp", 'client.DefaultRequestHeaders.Add("Authorization", "Bearer qT7mZ2xK9pL4");',
      [("Bearer qT7mZ2xK9pL4", "auth_token")]),
     ("csharp", 'string expectedHash = "9c1f0a7e5b3d2c4a6e8f0b1d3c5a7e9f1b3d5c7a9e1f3b5d7c9a1e3f5b7d9c1a";', []),
-    ("csharp", 'seen.Add("123.456.789", DateTime.Now);\nvar host = "10.20.30.40";\nvar v = "+44 20 7946 0958";\n',
+    ("csharp", 'seen.Add("213.245.117", DateTime.Now);\nvar host = "10.20.30.40";\nvar v = "+44 20 7946 0958";\n',
      [("+44 20 7946 0958", "phone")]),
 ]
 
@@ -184,7 +184,7 @@ ROUND8 = [
              'assertEquals("mo_k77", acct.getUsername());\n', [("mo_k77", "username")]),
     ("csharp", 'Assert.AreEqual(expected, account.Email, "The email should be saved");', []),
     ("javascript", "console.assert(typeof token === 'string');\nif ('undefined' !== typeof password) {}", []),
-    ("csharp", 'string transaction = "Encrypted: " + transactionId;\nstring password = "Password:" + pw;', []),
+    ("csharp", 'string transaction = "Stored: " + transactionId;\nstring password = "Password:" + pw;', []),
     ("python", 'swift_password = "Kq82!lmz"\nbank_email = "ann@corp.io"\nidentity_card = "884213570"\n',
      [("884213570", "identity"), ("Kq82!lmz", "password"), ("ann@corp.io", "email")]),
     ("python", 'location = "Porto, Portugal"\nbirthplace = "Leeds"\nstreet_name = "Quell Lane"\n',

@@ -9,7 +9,7 @@ variable name it is bound to, or None) :meth:`Detector.classify` returns
 1. Non-values are dropped: empty or one character, no letter or digit, format strings
    (``{}``, ``{name}``, ``%s``, ``${x}``), regular expressions, slot placeholders
    (``<EMAIL>``, ``<Customer Email>``, also inside a string: ``Bearer <TOKEN>``), printed labels
-   (``"Encrypted: " + id``), masked values (``***``,
+   (``"Stored: " + id``), masked values (``***``,
    ``XXXX``), obvious placeholders (``your_api_key``, ``changeme``, ``dummy``...), the key's
    own name as value (``password="password"``) or any compound field name of the taxonomy's
    lexicons (``old_password="new_password"``: ``Taxonomy.is_field_name``), multi-line text
@@ -71,7 +71,7 @@ _ALNUM = re.compile(r"[^\W_]", re.U)
 _FORMAT = re.compile(r"\{\}|\{\d+\}|\{[A-Za-z_][\w.\[\]]*(?:![rsa])?(?::[^{}]*)?\}|%[-+ #0]*\d*(?:\.\d+)?[sdifrxXeEgGc]\b|\$\{")
 _REGEX = re.compile(r"^\^|(?<![\d\s])\$$|\\[dwsbDWSB.]|\[(?:a-z|A-Z|0-9|\^)|\(\?[:=!<P]|\.[*+]|\[\^")
 _SLOT = re.compile(r"^<[A-Za-z][\w -]*>$|<[A-Z][A-Z0-9_-]{2,}>")  # <EMAIL>, <Customer Email>, "Bearer <TOKEN>"
-_LABEL = re.compile(r"^[^\W\d_][^\W\d_ ]*(?: [^\W\d_]+){0,3}\s*:$")  # "Encrypted:", "User name:"
+_LABEL = re.compile(r"^[^\W\d_][^\W\d_ ]*(?: [^\W\d_]+){0,3}\s*:$")  # "Stored:", "User name:"
 _MASKED = re.compile(r"\*{3,}|[xX]{4,}|•{3,}")
 _PLACEHOLDER = re.compile(
     r"(?:^|[^a-z])(?:your|placeholder|replace[-_ ]?me|change[-_ ]?me|insert|dummy|fake|redacted|lorem|todo|tbd)(?:[^a-z]|$)",
@@ -134,7 +134,7 @@ def _non_value(s: str, key: str | None) -> str | None:
     if not _symbols(s) and (_FORMAT.search(_SYMBOL_BRACES.sub("", s)) or _REGEX.search(s)):
         return "format"
     if _LABEL.match(s):
-        return "label"  # "Encrypted: " + value: the label printed before a value
+        return "label"  # "Stored: " + value: the label printed before a value
     if _MASKED.search(s):
         return "masked"
     if _PLACEHOLDER.search(s):

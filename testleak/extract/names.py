@@ -5,7 +5,7 @@ names and surnames of its person providers for the locales below, and its Englis
 as the common words a label is made of. A value with no key is read as a ``name`` when it has
 a person's name shape (:func:`.keys.person_name_shape`) of 2-4 Latin-script words, its first
 word is a given name that is no common word, and no later word is a common word unless it is
-also a surname: "Jordan Lee" and "Mary White" are names; "Edit Player Details" (``Edit`` is a
+also a surname: "Jordan Lee" and "Ilse White" are names; "Edit Player Details" (``Edit`` is a
 Swedish given name), "May Day" and "Harbour Street" are not.
 """
 
