@@ -60,6 +60,9 @@ from .settings import RunBudget
 MATCH_OURS = "match_ours"
 #: Units a baseline's budget can be matched to ours in (``experiment.baseline_unit``).
 UNITS = ("responses", "test_cases", "completion_tokens", "tokens", "usd")
+#: ``experiment.baseline_unit: every``: the common budget, ours' spend reached in each of these units.
+EVERY = "every"
+COMMON_UNITS = ("responses", "test_cases", "completion_tokens", "tokens")
 TOLERANCE = 0.10                    # the issue's "within 10 %" (reported, not a stop rule parameter)
 # Where testleak.paths.Paths places these files, relative to the project root (this module sits
 # below config and paths in the layer order, so it names them; tests/test_equalcost.py checks
@@ -103,8 +106,9 @@ def check_unit(unit: Any) -> str:
     """``experiment.baseline_unit``: one of :data:`UNITS` (None: completion tokens)."""
     if unit is None:
         return "completion_tokens"
-    if unit not in UNITS:
-        raise ConfigError(f"experiment.baseline_unit = {unit!r}: expected one of {', '.join(UNITS)}")
+    if unit not in UNITS and unit != EVERY:
+        raise ConfigError(f"experiment.baseline_unit = {unit!r}: expected one of {', '.join(UNITS)} or {EVERY} "
+                          f"(ours' spend in each of {', '.join(COMMON_UNITS)})")
     return str(unit)
 
 
@@ -168,7 +172,8 @@ class ResponseBudget:
     max_tokens_per_response: int | None = None
     reference: str | None = None
     max_failed: int | None = None
-    unit: str = "completion_tokens"      # what target_tokens counts (:data:`UNITS`)
+    unit: str = "completion_tokens"      # what target_tokens counts (:data:`UNITS`; or EVERY)
+    targets: Mapping[str, float] | None = None   # unit EVERY: the target per unit of COMMON_UNITS
     usd: Any = None                      # unit usd: (prompt_tokens, completion_tokens) -> USD at the model's price
     spent: float = 0                     # in ``unit``
     issued: int = 0
@@ -176,6 +181,8 @@ class ResponseBudget:
     completion_tokens: int = 0
     largest: int = 0
     batches: list[int] = field(default_factory=list)
+    spent_by: dict[str, float] = field(default_factory=dict)     # unit EVERY: spent per unit
+    largest_by: dict[str, float] = field(default_factory=dict)   # unit EVERY: largest response per unit
 
     def __post_init__(self):
         if (self.responses is None) == (self.target_tokens is None):
@@ -185,6 +192,7 @@ class ResponseBudget:
                               f"{self.responses!r}")
         if self.target_tokens is not None and (self.max_responses is None or self.max_responses < 1):
             raise ConfigError(f"experiment.baseline_max_responses = {self.max_responses!r}: expected an integer >= 1")
+        self._init_common()
 
     @property
     def kind(self) -> str:
@@ -194,6 +202,13 @@ class ResponseBudget:
     def cap(self) -> int:
         return self.responses if self.responses is not None else int(self.max_responses)
 
+    def _init_common(self):
+        if self.unit == EVERY:
+            if not self.targets or set(self.targets) != set(COMMON_UNITS):
+                raise ValueError(f"a common budget (unit {EVERY}) needs a target in each of {', '.join(COMMON_UNITS)}")
+            self.spent_by = {u: 0.0 for u in COMMON_UNITS}
+            self.largest_by = {u: 0.0 for u in COMMON_UNITS}
+
     def allowance(self) -> int:
         """Responses that may be requested now (0: stop)."""
         left = self.cap - self.issued
@@ -201,15 +216,21 @@ class ResponseBudget:
             return 0
         if self.target_tokens is None:
             return left
-        need = self.target_tokens - self.spent
+        if self.unit != EVERY:
+            return self._allow(self.unit, self.target_tokens - self.spent, self.largest, left)
+        allows = [self._allow(u, self.targets[u] - self.spent_by[u], self.largest_by[u], left) for u in COMMON_UNITS]
+        return max(allows)
+
+    def _allow(self, unit: str, need: float, largest: float, left: int) -> int:
+        """Responses the target in ``unit`` allows now (``need`` still to spend)."""
         if need <= 0:
             return 0
-        if self.unit in ("responses", "test_cases"):
+        if unit in ("responses", "test_cases"):
             per = 1
-        elif self.unit == "completion_tokens":
-            per = self.max_tokens_per_response or self.largest
+        elif unit == "completion_tokens":
+            per = self.max_tokens_per_response or largest
         else:
-            per = self.largest
+            per = largest
         if not per:
             return 1          # no bound on an answer known yet: one request, then the largest seen
         return max(1, min(left, int(need // per)))
@@ -230,7 +251,13 @@ class ResponseBudget:
         prompts = [max(0, int(t or 0)) for t in prompt_tokens] or [0] * len(toks)
         if len(prompts) != len(toks):
             raise ValueError(f"record: {len(toks)} responses but {len(prompts)} prompt token counts")
-        amounts = [self._amount(c, p) for c, p in zip(toks, prompts)]
+        if self.unit == EVERY:
+            for u in COMMON_UNITS:
+                got = [self._amount(c, p, u) for c, p in zip(toks, prompts)]
+                self.spent_by[u] += sum(got)
+                self.largest_by[u] = max([self.largest_by[u], *got])
+        amounts = [self._amount(c, p, "completion_tokens" if self.unit == EVERY else self.unit)
+                   for c, p in zip(toks, prompts)]
         self.batches.append(len(toks))
         self.failed += sum(bool(f) for f in failed)
         self.issued += len(toks)
@@ -238,13 +265,13 @@ class ResponseBudget:
         self.spent += sum(amounts)
         self.largest = max([self.largest, *amounts])
 
-    def _amount(self, completion: int, prompt: int) -> float:
-        """One response's spend in :attr:`unit`."""
-        if self.unit in ("responses", "test_cases"):
+    def _amount(self, completion: int, prompt: int, unit: str) -> float:
+        """One response's spend in ``unit``."""
+        if unit in ("responses", "test_cases"):
             return 1
-        if self.unit == "tokens":
+        if unit == "tokens":
             return completion + prompt
-        if self.unit == "usd":
+        if unit == "usd":
             if self.usd is None:
                 raise ConfigError("experiment.baseline_unit = usd needs the model's price (conf/model/<name>.yaml, price:)")
             return float(self.usd(prompt, completion) or 0.0)
@@ -261,7 +288,9 @@ class ResponseBudget:
             return "calls failed"
         if self.target_tokens is None:
             return "responses" if self.issued >= self.cap else "exhausted"
-        if self.spent >= self.target_tokens:
+        if self.unit == EVERY and all(self.spent_by[u] >= self.targets[u] for u in COMMON_UNITS):
+            return "target reached"
+        if self.unit != EVERY and self.spent >= self.target_tokens:
             return "target reached"
         return "max_responses" if self.issued >= self.cap else "exhausted"
 
@@ -280,6 +309,9 @@ class ResponseBudget:
                         "max_responses": self.max_responses, "max_tokens_per_response": self.max_tokens_per_response,
                         "ratio": None if ratio is None else round(ratio, 4),
                         "within_tolerance": ratio is not None and abs(ratio - 1) <= TOLERANCE})
+            if self.unit == EVERY:
+                out.update({"targets": dict(self.targets), "spent_by": {u: round(v, 6) for u, v in self.spent_by.items()},
+                            "target_completion_tokens": self.target_tokens})
         return out
 
 
@@ -323,8 +355,9 @@ def reference_tokens(stats: Mapping, path: str | Path = "") -> int:
 
 
 def reference_amount(stats: Mapping, path: str | Path, unit: str) -> float:
-    """What the reference run spent in ``unit`` (its responses stats)."""
-    if unit == "completion_tokens":
+    """What the reference run spent in ``unit`` (its responses stats); unit EVERY: its completion
+    tokens (use :func:`reference_amounts` for the targets of every unit)."""
+    if unit in ("completion_tokens", EVERY):
         return reference_tokens(stats, path)
     reference_tokens(stats, path)          # the same checks (recorded, not partial)
     llm = stats.get("llm") or {}
@@ -340,6 +373,18 @@ def reference_amount(stats: Mapping, path: str | Path, unit: str) -> float:
         raise DataError(f"{path}: no {key} (responses stats of an older version): rerun "
                         f"`dvc repro responses@{Path(path).parent.name}`")
     return int(stats[key])
+
+
+def reference_amounts(stats: Mapping, path: str | Path) -> dict[str, float]:
+    """What the reference run spent in each unit of :data:`COMMON_UNITS` (the common budget's targets)."""
+    return {u: reference_amount(stats, path, u) for u in COMMON_UNITS}
+
+
+def budget_of(stats: Mapping, path: str | Path, unit: str, **kwargs) -> ResponseBudget:
+    """The match_ours :class:`ResponseBudget` against the reference's responses ``stats`` in ``unit``
+    (EVERY: a target in every unit of COMMON_UNITS, completion tokens as ``target_tokens``)."""
+    targets = reference_amounts(stats, path) if unit == EVERY else None
+    return ResponseBudget(target_tokens=reference_amount(stats, path, unit), unit=unit, targets=targets, **kwargs)
 
 
 def response_budget(run: str, budget: RunBudget, max_error_share: float, root: str | Path,
@@ -359,12 +404,12 @@ def response_budget(run: str, budget: RunBudget, max_error_share: float, root: s
                         f"`dvc repro responses@{budget.reference}` first")
     stats = read_json(p, f"rerun `dvc repro responses@{budget.reference}`")
     unit = check_unit(budget.unit)
-    return ResponseBudget(target_tokens=reference_amount(stats, budget.reads, unit), max_responses=budget.max_responses,
-                          max_tokens_per_response=max_tokens_per_response, reference=budget.reference,
-                          max_failed=int(max_error_share * budget.max_responses), unit=unit, usd=usd)
+    return budget_of(stats, budget.reads, unit, max_responses=budget.max_responses,
+                     max_tokens_per_response=max_tokens_per_response, reference=budget.reference,
+                     max_failed=int(max_error_share * budget.max_responses), usd=usd)
 
 
-__all__ = ["MATCH_OURS", "UNITS", "check_unit", "reference_amount", "TOLERANCE", "ResponseBudget", "as_budget", "check_baseline_budget", "completion_tokens_of",
+__all__ = ["MATCH_OURS", "UNITS", "EVERY", "COMMON_UNITS", "reference_amounts", "budget_of", "check_unit", "reference_amount", "TOLERANCE", "ResponseBudget", "as_budget", "check_baseline_budget", "completion_tokens_of",
            "fill_budgets",
            "reference_run", "reference_tokens", "response_budget", "response_completion_tokens", "run_budgets",
            "responses_stats_path"]

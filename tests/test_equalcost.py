@@ -338,3 +338,36 @@ def test_the_reference_spend_in_each_unit(tmp_path):
     st = {"responses": 8, "test_cases": 40, "llm": {"prompt_tokens": 300, "completion_tokens": 500, "usd": 0.25}}
     assert [reference_amount(st, "data/runs/ours/responses_stats.json", u)
             for u in ("responses", "test_cases", "completion_tokens", "tokens", "usd")] == [8, 40, 500, 800, 0.25]
+
+
+def test_the_common_budget_goes_on_until_ours_spend_is_reached_in_every_unit(tmp_path):
+    """experiment.baseline_unit: every (issue 26 item 4): short answers reach ours' completion tokens
+    long before its 40 test cases; the common budget stops only when every unit is reached."""
+    from testleak.equalcost import COMMON_UNITS, EVERY, budget_of
+
+    st = {"responses": 8, "test_cases": 40, "llm": {"prompt_tokens": 300, "completion_tokens": 500}}
+    only_tokens = budget_of(st, "ours_stats.json", "completion_tokens", max_responses=200, max_tokens_per_response=100)
+    common = budget_of(st, "ours_stats.json", EVERY, max_responses=200, max_tokens_per_response=100)
+    assert common.targets == {"responses": 8, "test_cases": 40, "completion_tokens": 500, "tokens": 800}
+    _drive(only_tokens, [25] * 200)
+    _drive(common, [25] * 200)
+    assert only_tokens.issued == 20                      # 20 x 25 = 500 completion tokens
+    # test cases bind: 40 responses (a baseline response is one test case); tokens: 40 x 25 = 1000 >= 800
+    assert common.issued == 40 and common.stop_reason == "target reached"
+    assert all(common.spent_by[u] >= common.targets[u] for u in COMMON_UNITS)
+    s = common.summary()
+    assert s["unit"] == EVERY and s["targets"]["test_cases"] == 40 and s["spent_by"]["completion_tokens"] == 1000
+    assert s["target_completion_tokens"] == 500
+    # the cap still stops it, and says so
+    capped = budget_of(st, "ours_stats.json", EVERY, max_responses=30, max_tokens_per_response=100)
+    _drive(capped, [25] * 200)
+    assert capped.issued == 30 and capped.stop_reason == "max_responses"
+    # the experiment key takes it; another word is one line naming the choices
+    from testleak.config import compose
+
+    runs = compose(["experiment.baseline_unit=every"])["experiment"]["runs"]
+    assert runs["codexleaks"]["budget"]["unit"] == EVERY
+    from testleak.equalcost import check_unit
+
+    with pytest.raises(ConfigError, match="or every"):
+        check_unit("all")

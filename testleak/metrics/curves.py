@@ -34,6 +34,32 @@ from .steps import response_test_cases, tokens_of
 
 #: The budget units a run is measured (and a baseline matched) in, in report order.
 UNITS = ("responses", "test_cases", "completion_tokens", "tokens", "usd")
+#: The units every run has (usd needs the model's price).
+COUNT_UNITS = UNITS[:4]
+
+
+def cumulative_spend(responses: Iterable[Mapping], default_tests: int = 1,
+                     price: Mapping | None = None) -> list[dict]:
+    """Per response in file order, what the run had spent through it in every unit of
+    :data:`UNITS`: tokens and usd of every response (a failed call's too), responses and test
+    cases of the answered ones (``error`` responses are no model responses); ``usd`` None
+    without a price. Row i also says whether response i is an ``error`` (``error``)."""
+    rows = []
+    n = tests = completion = both = 0
+    usd: float | None = 0.0 if price else None
+    for r in responses:
+        c, t = response_completion_tokens(r), tokens_of(r)
+        completion += c
+        both += t
+        if usd is not None:
+            usd += cost_usd(price, t - c, c)
+        error = response_status(r) == "error"
+        if not error:
+            n += 1
+            tests += response_test_cases(r, default_tests)
+        rows.append({"responses": n, "test_cases": tests, "completion_tokens": completion, "tokens": both,
+                     "usd": usd, "error": error})
+    return rows
 
 
 def cumulative_confirmed(responses: Iterable[Mapping], confirmed: Iterable[Mapping], taxonomy,
@@ -52,22 +78,16 @@ def cumulative_confirmed(responses: Iterable[Mapping], confirmed: Iterable[Mappi
         a = check_attribute(rec.get("attribute"), attrs, f"confirmed {cid!r}")
         per_resp[response_of(rec, resp_by_cand)][cat_of[a]] += 1
     cats = list(taxonomy.categories)
+    responses = list(responses)
     run = Counter()
     rows = []
-    i = tokens = both = tests = 0
-    usd: float | None = 0.0 if price else None
-    for r in responses:
-        tokens += response_completion_tokens(r)
-        both += tokens_of(r)
-        if usd is not None:
-            usd += cost_usd(price, tokens_of(r) - response_completion_tokens(r), response_completion_tokens(r))
-        if response_status(r) == "error":
+    for r, spent in zip(responses, cumulative_spend(responses, default_tests, price)):
+        if spent["error"]:
             continue
-        i += 1
-        tests += response_test_cases(r, default_tests)
         run.update(per_resp.get(r.get("id"), Counter()))
-        row = {"responses": i, "completion_tokens": tokens, "test_cases": tests, "tokens": both,
-               "usd": "" if usd is None else round(usd, 6), **{c: run[c] for c in cats}}
+        row = {"responses": spent["responses"], "completion_tokens": spent["completion_tokens"],
+               "test_cases": spent["test_cases"], "tokens": spent["tokens"],
+               "usd": "" if spent["usd"] is None else round(spent["usd"], 6), **{c: run[c] for c in cats}}
         row["all"] = sum(run[c] for c in cats)
         rows.append(row)
     return rows

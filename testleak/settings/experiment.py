@@ -49,7 +49,7 @@ class RunBudget(_Strict):
     responses: int | None = Field(default=None, ge=1)
     reference: str | None = None
     max_responses: int | None = Field(default=None, ge=1)
-    unit: Literal["responses", "test_cases", "completion_tokens", "tokens", "usd"] | None = None   # match_ours
+    unit: Literal["responses", "test_cases", "completion_tokens", "tokens", "usd", "every"] | None = None   # match_ours
     reads: str = Field(pattern=r"^data/")
 
 
@@ -83,8 +83,8 @@ class Experiment(_Strict):
     # same model's run of ours, with at most baseline_max_responses responses (testleak/equalcost.py)
     baseline_budget: Annotated[int, Field(ge=1)] | Literal["match_ours"]
     baseline_max_responses: int | None = Field(default=None, ge=1)
-    # the unit match_ours matches in (testleak/equalcost.py UNITS); null: completion tokens
-    baseline_unit: Literal["responses", "test_cases", "completion_tokens", "tokens", "usd"] | None = None
+    # the unit match_ours matches in (testleak/equalcost.py UNITS, or every: the common budget); null: completion tokens
+    baseline_unit: Literal["responses", "test_cases", "completion_tokens", "tokens", "usd", "every"] | None = None
 
     @field_validator("baseline_budget", mode="before")
     @classmethod
