@@ -254,14 +254,14 @@ def _canary_stages(paths: Paths) -> list[Stage]:
               outs=[r(paths.canary / "model"), r(paths.canary / "memorization.jsonl")],
               metrics=[_nocache("metrics/canary_finetune.json")]),
         Stage("canary_report", foreach=canary,
-              params=["experiment", "canary.models", "canary.seeds", "canary.judge_mode", "canary.exposure.bands",
+              params=["experiment", "canary.models", "canary.seeds", "canary.judge_mode", "canary.max_tokens", "canary.exposure.bands",
                       "canary.prefix_probe", "canary.finetune.context_lines", "model", "questioner",
                       "judge", "verifier", "library", "baselines", "presidio", "taxonomy", "seed", "answers"],
               deps=[r.res("codexleaks.yaml"), r.res("codebreaker.yaml"), r.res("placeholders.yaml"),
                     r(paths.library("prior"))]
               + [r(paths.canary / d) for d in ("model", "corpus", "original", "ground_truth.jsonl", "memorization.jsonl")]
               + ["metrics/canary_finetune.json"],
-              outs=[r(paths.canary / d) for d in ("index.sqlite", "questions.jsonl", "runs")]
+              outs=[r(paths.canary / d) for d in ("index.sqlite", "questions", "runs")]
               + [_nocache(r(paths.reports / "canary"))],
               metrics=[_nocache("metrics/canary.json")]),
     ]

@@ -495,7 +495,7 @@ def test_calibration_runs_per_seed_reference_first_and_budgets_read_ours_tokens(
     from testleak.canary.pipeline import CanaryRunPaths, calibration_budget, run_names
     from testleak.errors import DataError
 
-    p = compose_dict(["experiment=canary", "canary.seeds=[0,2]"])
+    p = compose_dict(["experiment=canary_ablations", "canary.seeds=[0,2]"])
     names = run_names(p)
     assert len(names) == 2 * 2 * 6 and names[0] == ("canary_tuned_ours_s0", "tuned", "ours", 0)
     assert [n[0] for n in names[6:8]] == ["canary_tuned_ours_s2", "canary_tuned_ours_no_cgq_s2"]
@@ -519,7 +519,34 @@ def test_calibration_runs_per_seed_reference_first_and_budgets_read_ours_tokens(
         compose_dict(["experiment=canary", "canary.seeds=[1,1]"])
 
 
-@pytest.mark.parametrize("experiment", ["canary", "canary_tiny"])
+def test_the_canary_study_runs_ours_at_its_own_protocol_against_a_common_budget(tmp_path):
+    """Issue 26 items 1 and 4: experiment=canary asks 2 questions in each of the 8 scenarios, the
+    paper's 10 tests for every function of G(c), with the judge on and room for 10 tests in a
+    turn; 60 canaries; each baseline's budget reaches ours' spend in every unit."""
+    import json as _json
+
+    from testleak.canary.pipeline import CanaryRunPaths, calibration_budget, calibration_model
+    from testleak.equalcost import EVERY
+
+    p = compose_dict(["experiment=canary"])
+    exp, canary = p["experiment"], p["canary"]
+    assert len(exp["scenarios"]) == 8 and exp["questions_per_scenario"] == 2
+    assert (exp["tests_per_function"], exp["functions_per_response"]) == (10, "all")
+    assert canary["judge_mode"] == "both" and canary["n"] == 60 and canary["seeds"] == [0, 1, 2]
+    assert calibration_model(p, p["model"])["sampling"]["max_tokens"] == 2048 > p["model"]["sampling"]["max_tokens"]
+    assert set(exp["calibration_runs"]) == {"ours", "codexleaks", "codebreaker"}
+    rp = CanaryRunPaths(tmp_path)
+    st = rp.stats("responses", "canary_tuned_ours_s1")
+    st.parent.mkdir(parents=True, exist_ok=True)
+    st.write_text(_json.dumps({"responses": 16, "test_cases": 150, "partial": False,
+                               "llm": {"completion_tokens": 24000, "prompt_tokens": 9000, "calls": 32}}))
+    b = calibration_budget(p, rp, "codebreaker", "tuned", 1)
+    assert b.unit == EVERY and b.targets == {"responses": 16, "test_cases": 150, "completion_tokens": 24000,
+                                             "tokens": 33000}
+    assert b.max_responses == 600 and b.reference == "canary_tuned_ours_s1"
+
+
+@pytest.mark.parametrize("experiment", ["canary", "canary_ablations", "canary_tiny"])
 def test_every_calibration_run_is_verified_alike(experiment):
     """Issue 26 item 4: the baselines' calibration runs are pinned to the shared verification (the
     chain ours runs through), whatever `baselines.protocol` the user's default says."""

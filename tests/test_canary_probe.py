@@ -78,6 +78,10 @@ def test_prefix_recall_counts_only_the_exact_value_in_the_canarys_own_continuati
                                resp("c2", "bob.k42@example.org\", 1)", tokens=7)])
     assert rc["recovered"] == {"c2": 2} and rc["recall"] == pytest.approx(1 / 3)
     assert rc["recovered_tokens"] == {"c2": 17} and rc["completion_tokens"] == 17
+    # every budget unit: c2 came with the third response (one test case each), 17 tokens, no prompt tokens
+    assert rc["recovered_spend"] == {"responses": {"c2": 3}, "test_cases": {"c2": 3}, "completion_tokens": {"c2": 17},
+                                     "tokens": {"c2": 17}}
+    assert rc["spent"] == {"responses": 3, "test_cases": 3, "completion_tokens": 17, "tokens": 17}
     assert rc["candidates"] is None and rc["verified"] is False and rc["confirmed_ids"] == []
     assert rc["by_attribute"]["email"]["recovered"] == 1 and [p["recall"] for p in rc["curve"]] == [0, 0, 1 / 3]
 
@@ -121,6 +125,9 @@ def _result(run, model, key, recovered, seed=0):
     return {"run": run, "model": model, "key": key, "method": key, "variant": "none", "seed": seed,
             "recall": {"responses": 4, "responses_ok": 4, "candidates": None if key == PREFIX else 5, "planted": 6,
                        "recovered": {c: 0 for c in recovered}, "recovered_tokens": {c: 10 for c in recovered},
+                       "recovered_spend": {u: {c: 10 for c in recovered} for u in ("responses", "test_cases",
+                                                                                   "completion_tokens", "tokens")},
+                       "spent": {"responses": 4, "test_cases": 4, "completion_tokens": 40, "tokens": 80},
                        "completion_tokens": 40, "recall": len(recovered) / 6, "confirmed_ids": [],
                        "confirmed_recall": 0.0, "confirmed_non_canary": 0, "confirmed_non_canary_in_corpus": 0,
                        "by_attribute": {}, "curve": [{"responses": 4, "recall": len(recovered) / 6}],

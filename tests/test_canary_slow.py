@@ -110,7 +110,10 @@ def test_canary_tiny_end_to_end(tmp_path):
     rep = report_calibration(params, paths, summaries + probes)
     assert rep["files"] == ["by_attribute.csv", "by_attribute_method.csv", "by_context.csv", "by_duplication.csv",
                             "by_exposure.csv", "canary.md", "control.csv", "curves.csv", "methods.csv",
-                            "paired_tests.csv", "recall.csv", "recall_vs_tokens.csv", "recall_vs_tokens.png"]
+                            "paired_tests.csv", "recall.csv", "recall_at_ours_spend.csv", "recall_vs_budget.csv",
+                            "recall_vs_budget.png"]
+    # ours' questions were asked for the seed (one file per elicitation seed)
+    assert read_jsonl(cp.questions / "s0.jsonl", kind="question")
     # the positive control: the tuned model gives back a canary from its own prefix, the control none
     ceiling = {(m["model"], m["method"]): m for m in rep["methods"] if m["method"] == "prefix"}
     assert ceiling[("tuned", "prefix")]["recovered_cells"] >= 1, "the tuned model gave back no canary from its prefix"
@@ -148,10 +151,15 @@ def test_canary_tiny_end_to_end(tmp_path):
         (k, a, b) for k in ("tuned", "control") for a, b in (("ours", "codexleaks"), ("ours", "prefix"),
                                                              ("codexleaks", "prefix"))}
     assert all(0 < float(t["p"]) <= 1 and t["p"] == t["p_mcnemar_any_seed"] for t in tests)   # one seed: McNemar
-    curve = [r for r in csv.DictReader((cp.report_dir / "recall_vs_tokens.csv").open()) if r["model"] == "tuned"]
-    for m in ("ours", "codexleaks"):
-        rec = [float(r["recall"]) for r in curve if r["method"] == m]
-        assert rec == sorted(rec) and len(rec) >= 2
+    curve = [r for r in csv.DictReader((cp.report_dir / "recall_vs_budget.csv").open()) if r["model"] == "tuned"]
+    for unit in ("responses", "test_cases", "completion_tokens", "tokens"):    # every budget unit (issue 26 item 4)
+        for m in ("ours", "codexleaks"):
+            rec = [float(r["recall"]) for r in curve if r["method"] == m and r["unit"] == unit]
+            assert rec == sorted(rec) and len(rec) >= 2, (unit, m)
+    at = {(r["method"], r["unit"]): r for r in csv.DictReader((cp.report_dir / "recall_at_ours_spend.csv").open())}
+    assert {u for _, u in at} == {"responses", "test_cases", "completion_tokens", "tokens"}
+    assert all(at[("ours", u)]["covers"] == "True" for u in ("responses", "completion_tokens"))
+    assert "In every budget unit, recall within ours' spend: responses" in rep["answer"]
     control = list(csv.DictReader((cp.report_dir / "control.csv").open()))
     assert {c["method"] for c in control} == {"ours", "codexleaks", "prefix"}
     assert sum(int(c["false_recoveries"]) for c in control) == len(rep["bugs"])

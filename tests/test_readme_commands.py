@@ -42,7 +42,10 @@ SKIPPED = {
         "the default experiment again; review=two_reviewers in dvc repro: tests/test_review_terminal.py",
     "dvc exp run -S model=gpt-4o -S judge=gpt-4o -S budget.usd=20": "hosted model: needs OPENAI_API_KEY; the cap "
                                                                      "against a local fake server: tests/test_budget.py",
-    "dvc exp run -S experiment=canary": "LoRA fine-tuning, ~20+ min; experiment=canary_tiny: tests/test_canary_slow.py",
+    "dvc exp run -S experiment=canary": "ours at its protocol: LoRA fine-tuning and hours of calibration runs on 2 cores "
+                                        "(conf/experiment/canary.yaml); experiment=canary_tiny: tests/test_canary_slow.py",
+    "dvc exp run -S experiment=canary_ablations": "LoRA fine-tuning, ~70 min (reports/canary_measured); "
+                                                  "experiment=canary_tiny: tests/test_canary_slow.py",
     "dvc exp run -S experiment=canary -S canary.spec=audit/canaries.jsonl":
         "the canary experiment with a user's spec file (a placeholder path); a spec end to end with "
         "experiment=canary_tiny: tests/test_canary_slow.py",

@@ -97,13 +97,22 @@ def test_paired_permutation_test_equals_mcnemar_for_one_seed_and_brute_force_for
 
 
 def _result(key, model, seed, recovered, tokens, spent, reference=False):
-    """One calibration run's result as testleak.canary.pipeline.report_calibration builds it."""
+    """One calibration run's result as testleak.canary.pipeline.report_calibration builds it: the
+    i-th recovered canary came with response i + 1 (3 test cases each), at ``tokens`` completion
+    tokens (+ 900 prompt tokens); the run spent one response more than its last recovery."""
+    n = len(recovered)
+    by_unit = {"completion_tokens": dict(zip(recovered, tokens)),
+               "responses": {c: i + 1 for i, c in enumerate(recovered)},
+               "test_cases": {c: 3 * (i + 1) for i, c in enumerate(recovered)},
+               "tokens": {c: t + 900 for c, t in zip(recovered, tokens)}}
+    total = {"completion_tokens": spent, "responses": n + 1, "test_cases": 3 * (n + 1), "tokens": spent + 900}
     return {"run": f"canary_{model}_{key}_s{seed}", "model": model, "key": key, "seed": seed,
             "method": "ours" if key == "ours" else key, "variant": "none", "reference": reference,
             "spend": {"calls": 4, "prompt_tokens": 900, "completion_tokens": spent},
             "budget": None if reference else {"stop": "target reached", "target_completion_tokens": 1000},
             "recall": {"responses": 4, "responses_ok": 4, "candidates": 5, "planted": 10, "completion_tokens": spent,
-                       "recovered": {c: 0 for c in recovered}, "recovered_tokens": dict(zip(recovered, tokens)),
+                       "spent": total, "recovered": {c: 0 for c in recovered},
+                       "recovered_tokens": by_unit["completion_tokens"], "recovered_spend": by_unit,
                        "recall": len(recovered) / 10, "confirmed_ids": [], "confirmed_recall": 0.0,
                        "confirmed_non_canary": 0, "confirmed_non_canary_in_corpus": 0, "by_attribute": {},
                        "curve": [{"responses": 4, "recall": len(recovered) / 10}]}}
@@ -149,25 +158,38 @@ def test_canary_report_answer_intervals_paired_tests_curves_and_control(tmp_path
             f"15% [{cb['recall_ci_low']:.0%}, {cb['recall_ci_high']:.0%}] (10 canaries x 2 seeds, tuned model), "
             f"p = {t['p']:.3g} (exact paired sign-flip test over canaries).")
     assert want in md and md.index(want) < md.index("## Methods")
-    assert rep["answer"] == want.removeprefix("**Answer.** ")
+    # beside it, every other unit at ours' spend per seed (issue 26 item 4): codebreaker's runs spent
+    # fewer responses and test cases than ours (short: a lower bound there), more tokens
+    units = (" In every budget unit, recall within ours' spend: responses (ours 8 per seed): ours 70% vs Codebreaker "
+             "15% (short); test cases (ours 24 per seed): ours 70% vs Codebreaker 15% (short); completion tokens "
+             "(ours 1100 per seed): ours 70% vs Codebreaker 15%; total tokens (ours 2000 per seed): ours 70% vs "
+             "Codebreaker 15%.")
+    assert rep["answer"] == want.removeprefix("**Answer.** ") + units
     assert "What would change it:" in md and any("control model recovered 1 (canary, seed) cells (must be 0)" in x
                                                   for x in rep["change"])
     # control: the false recovery of codebreaker's seed 1 is counted and flagged
     assert "| codebreaker | 2 | 1/20 | 1 | 5.0% [" in md and "| ours | 2 | 0/20 | 0 | 0.0% [0.0%, 0.0%] |" in md
     assert "BUG" in md and "user3@example.org" not in md
     # recall vs tokens: monotone, bands around the curve, ending at the method's recall
-    rows = [r for r in csv.DictReader((tmp_path / "canary/recall_vs_tokens.csv").open())
-            if r["model"] == "tuned" and r["method"] == "ours"]
+    rows = [r for r in csv.DictReader((tmp_path / "canary/recall_vs_budget.csv").open())
+            if r["model"] == "tuned" and r["method"] == "ours" and r["unit"] == "completion_tokens"]
     rec = [float(r["recall"]) for r in rows]
     lo, hi = [float(r["recall_ci_low"]) for r in rows], [float(r["recall_ci_high"]) for r in rows]
     assert rec[0] == 0.0 and rec[-1] == 0.7 and rec == sorted(rec) and lo == sorted(lo) and hi == sorted(hi)
     assert all(a <= v <= b for a, v, b in zip(lo, rec, hi))
-    xs = [int(r["completion_tokens"]) for r in rows]
+    xs = [int(r["spent"]) for r in rows]
     assert xs[0] == 0 and xs[-1] == 1250 and len(xs) == 25      # grid up to the largest spend of the model's runs
     for x, v in zip(xs, rec):       # seed 0 recovered c0..c7 at 100, 200, ..; seed 1 c0..c5 at 150, 300, ..
         assert v == pytest.approx((sum(t <= x for t in range(100, 900, 100)) + sum(t <= x for t in range(150, 1050, 150)))
                                   / 20, abs=1e-4)
-    assert {"recall_vs_tokens.png", "methods.csv", "control.csv", "paired_tests.csv"} <= set(rep["files"])
+    assert {"recall_vs_budget.png", "methods.csv", "control.csv", "paired_tests.csv"} <= set(rep["files"])
+    # the responses curve counts responses: seed 0 recovered c0..c7 with responses 1..8, seed 1 c0..c5
+    resp = {int(r["spent"]): float(r["recall"]) for r in csv.DictReader((tmp_path / "canary/recall_vs_budget.csv").open())
+            if (r["model"], r["method"], r["unit"]) == ("tuned", "ours", "responses")}
+    assert resp[0] == 0.0 and resp[max(resp)] == 0.7 and max(resp) == 9    # the largest spend of the model's runs
+    at = {(r["method"], r["unit"]): r for r in csv.DictReader((tmp_path / "canary/recall_at_ours_spend.csv").open())}
+    assert at[("codebreaker", "responses")]["covers"] == "False" and at[("codebreaker", "tokens")]["covers"] == "True"
+    assert float(at[("codebreaker", "completion_tokens")]["recall"]) == 0.15   # c9 at 1200 <= ours' 1200 (seed 1)
     m = json.loads((tmp_path / "canary.json").read_text())
     assert m["seeds"] == [0, 1] and m["methods"]["tuned/ours"]["recall"] == 0.7
     assert m["tests"]["tuned/ours~codebreaker"]["p"] == t["p"]

@@ -12,7 +12,8 @@ the untuned base model (control), once per elicitation seed of ``canary.seeds``,
 ``canary_<model>_<run>_s<seed>`` under data/canary/runs/. A seed changes the sampling of the
 model under test, the hints and the baselines' prompt plans and mutations
 (``experiment.runs.RUN.elicitation_seed``, :mod:`testleak.elicit.responses`); the fine-tuned
-model, the canaries and the questions are the same for every seed. After them, the prefix probe
+model and the canaries are the same for every seed; ours' questions are asked anew per seed
+(data/canary/questions/s<seed>.jsonl: the questioner at that seed). After them, the prefix probe
 (:mod:`.probe`: every model continues each canary's own context prefix) gives the report's
 ceiling, as runs ``canary_<model>_prefix_s<seed>``.
 
@@ -43,6 +44,7 @@ from ..errors import ConfigError, DataError
 from ..llm.local import sha256_file
 from ..paths import Paths
 from ..records import read_jsonl, write_json, write_jsonl
+from .questions import ensure_questions, questions_of
 
 CANARY_SCHEMA = "canary/3"  # /2: source, duplication, copies (issue 15); /3: context_kind, context_source (issue 26)
 MEMORIZATION_SCHEMA = "memorization/2"  # /2: duplication, exposure, rank (tuned and control)
@@ -62,7 +64,7 @@ class CanaryPaths:
         self.ground_truth = self.root / "ground_truth.jsonl"
         self.stats = self.root / "stats.json"
         self.index = self.root / "index.sqlite"
-        self.questions = self.root / "questions.jsonl"
+        self.questions = self.root / "questions"       # one file per elicitation seed (questions_of)
         self.model_dir = self.root / "model"
         self.tuned_gguf = self.model_dir / "tuned.gguf"
         self.tuned_cfg = self.model_dir / "model.json"
@@ -341,8 +343,9 @@ def run_names(params: Mapping) -> list[tuple[str, str, str, int]]:
 
 def calibration_budget(params: Mapping, rp: Paths, key: str, kind: str, seed: int):
     """The :class:`testleak.equalcost.ResponseBudget` of calibration run ``key`` (None: its own
-    size, the reference run of ours; see the module docstring)."""
-    from ..equalcost import MATCH_OURS, ResponseBudget, check_baseline_budget, reference_tokens
+    size, the reference run of ours; see the module docstring), in ``experiment.baseline_unit``
+    (``every``: the common budget, ours' spend reached in every unit)."""
+    from ..equalcost import MATCH_OURS, ResponseBudget, budget_of, check_baseline_budget, check_unit
 
     exp = params["experiment"]
     bb, cap = exp.get("baseline_budget"), exp.get("baseline_max_responses")
@@ -360,8 +363,8 @@ def calibration_budget(params: Mapping, rp: Paths, key: str, kind: str, seed: in
     p = rp.stats("responses", ref_run)
     if not p.exists():
         raise DataError(f"{p} not found: the reference run {ref_run} runs first (run_calibration)")
-    target = reference_tokens(json.loads(p.read_text(encoding="utf-8")), p)
-    return ResponseBudget(target_tokens=target, max_responses=int(cap), reference=ref_run)
+    return budget_of(json.loads(p.read_text(encoding="utf-8")), p, check_unit(exp.get("baseline_unit")),
+                     max_responses=int(cap), reference=ref_run)
 
 
 def build_canary_index(params: Mapping, paths) -> dict:
@@ -372,27 +375,6 @@ def build_canary_index(params: Mapping, paths) -> dict:
     local = typed(params, "verifier.local").model_copy(
         update={"corpus": "dirs", "dirs": [str(cp.corpus)], "max_files": 0, "max_bytes": 0})
     return build_index(local, cp.index)
-
-
-def ensure_questions(params: Mapping, paths, log=None) -> list[dict]:
-    from ..elicit import generate_questions
-    from ..llm import open_gateway
-    from ..taxonomy import Taxonomy
-
-    cp = CanaryPaths(paths)
-    if cp.questions.exists():
-        return read_jsonl(cp.questions, kind="question")
-    tax = Taxonomy.from_config(params)
-    exp = params["experiment"]
-    from ..llm.answers import answer_settings
-
-    with open_gateway(params["questioner"], paths=paths, attribution={"stage": "canary"},
-                      answers=answer_settings(params)) as gw:
-        qs, _ = generate_questions(tax, exp["scenarios"], int(exp["questions_per_scenario"]), gw)
-    if not qs:
-        raise DataError("the questioner produced no question for the canary experiment: see logs/llm_calls.jsonl")
-    write_jsonl(cp.questions, qs, kind="question")
-    return qs
 
 
 def run_one(params: Mapping, paths, run: str, kind: str, key: str, model_cfg: Mapping, index, seed: int = 0,
@@ -412,7 +394,7 @@ def run_one(params: Mapping, paths, run: str, kind: str, key: str, model_cfg: Ma
                                      "model": dict(model_cfg), "elicitation_seed": int(seed)}}
     p["verifier"] = {**(p.get("verifier") or {}), "judge_mode": judge_mode, "backend": "local"}
     p["review"] = {"policy": "auto", "reviewers": []}
-    questions, library = pipeline.method_inputs(p, paths, run, questions_path=CanaryPaths(paths).questions)
+    questions, library = pipeline.method_inputs(p, paths, run, questions_path=questions_of(CanaryPaths(paths), seed))
     st = pipeline.run_chain(p, CanaryRunPaths(paths.root), run, index, questions, library, labels=[], budget=budget)
     r = st["responses"]
     return {"run": run, "model": kind, "key": key, "seed": int(seed), "method": r["method"], "variant": r["variant"],
@@ -420,6 +402,15 @@ def run_one(params: Mapping, paths, run: str, kind: str, key: str, model_cfg: Ma
             "candidates": st["candidates"]["candidates"], "review_policy": "auto",
             "spend": {k: (r.get("llm") or {}).get(k) for k in ("calls", "prompt_tokens", "completion_tokens")},
             "budget": r.get("budget")}
+
+
+def calibration_model(params: Mapping, cfg: Mapping) -> dict:
+    """The model config a calibration run asks: ``cfg`` with ``canary.max_tokens`` as its
+    completion limit when set (a test turn of 10 tests needs more than the default run's)."""
+    limit = canary_setting(params, "max_tokens")
+    if limit is None:
+        return dict(cfg)
+    return {**cfg, "sampling": {**(cfg.get("sampling") or {}), "max_tokens": int(limit)}}
 
 
 def run_calibration(params: Mapping, paths, log=print) -> list[dict]:
@@ -432,12 +423,13 @@ def run_calibration(params: Mapping, paths, log=print) -> list[dict]:
     tuned = load_tuned_config(cp)
     build_canary_index(params, paths)
     if any(str(s.get("method")) == "ours" for s in params["experiment"]["calibration_runs"].values()):
-        ensure_questions(params, paths)
+        for seed in seeds_of(params):
+            ensure_questions(params, paths, seed)
     out = []
     with LocalIndex(cp.index) as index:
         rp = CanaryRunPaths(paths.root)
         for run, kind, key, seed in run_names(params):
-            model_cfg = tuned if kind == "tuned" else params["model"]
+            model_cfg = calibration_model(params, tuned if kind == "tuned" else params["model"])
             t0 = time.perf_counter()
             budget = calibration_budget(params, rp, key, kind, seed)
             s = run_one(params, paths, run, kind, key, model_cfg, index, seed, budget)

@@ -10,9 +10,12 @@ among them those that occur verbatim in the untouched sampled files (real corpus
 The prefix probe's recall (:func:`prefix_recall`) counts a canary when its exact value occurs in
 the continuation of its own context prefix.
 The recall curve is recall after the first i responses, in the order the run produced them;
-``recovered_tokens`` gives, per recovered canary, the completion tokens the run had spent when it
-was first recovered (every response up to and including that one,
-:func:`testleak.equalcost.response_completion_tokens`): the x axis of recall vs tokens.
+``recovered_spend`` gives, per budget unit (responses, test cases, completion tokens, total
+tokens: :data:`testleak.metrics.curves.COUNT_UNITS`, counted by
+:func:`testleak.metrics.curves.cumulative_spend` as Figure 1's curves count them) and recovered
+canary, what the run had spent when it was first recovered (every response up to and including
+that one): the x axes of recall vs budget; ``spent`` the run's whole spend per unit;
+``recovered_tokens`` is its completion-token column.
 """
 
 from __future__ import annotations
@@ -21,7 +24,9 @@ import re
 from collections import defaultdict
 from typing import Iterable, Mapping, Sequence
 
-from ..equalcost import response_completion_tokens
+from ..metrics.curves import COUNT_UNITS, cumulative_spend
+from ..metrics.steps import truncated
+from ..methods import STATUSES, response_status
 
 _COMPACT = re.compile(r"[\s\-().]")
 MIN_COMPACT = 6
@@ -52,8 +57,9 @@ def run_recall(truth: Sequence[Mapping], responses: Sequence[Mapping], candidate
                confirmed: Sequence[Mapping], originals: Iterable[str] = ()) -> dict:
     """Per-run recall summary (no raw values).
 
-    Returns {responses, responses_ok, candidates, completion_tokens, recovered: {canary_id: first
-    response index}, recovered_tokens: {canary_id: completion tokens spent through that response},
+    Returns {responses, responses_ok, candidates, completion_tokens, spent: {unit: total}, recovered:
+    {canary_id: first response index}, recovered_spend: {unit: {canary_id: spent through that
+    response}}, recovered_tokens (its completion tokens),
     confirmed_ids, confirmed_non_canary, confirmed_non_canary_in_corpus, by_attribute, curve}.
     """
     order = {r["id"]: i for i, r in enumerate(responses)}
@@ -76,8 +82,15 @@ def run_recall(truth: Sequence[Mapping], responses: Sequence[Mapping], candidate
             non_canary[h] = c.get("attribute")
             if any(c["value"] in t for t in originals):
                 non_canary_in_corpus.add(h)
-    return _summary(truth, responses, spent, recovered, confirmed_ids, non_canary, non_canary_in_corpus,
-                    candidates=len(candidates))
+    return {**_summary(truth, responses, spent, recovered, confirmed_ids, non_canary, non_canary_in_corpus,
+                       candidates=len(candidates)), **response_counts(responses)}
+
+
+def response_counts(responses: Sequence[Mapping]) -> dict:
+    """``status``: responses per status (ok, refused, no_code, error), ``truncated``: responses whose
+    answer the test cases come from (the test turn, else the only turn) was cut at max_tokens."""
+    return {"status": {s: sum(1 for r in responses if response_status(r) == s) for s in STATUSES},
+            "truncated": sum(1 for r in responses if truncated(r))}
 
 
 def prefix_recall(truth: Sequence[Mapping], responses: Sequence[Mapping]) -> dict:
@@ -92,23 +105,21 @@ def prefix_recall(truth: Sequence[Mapping], responses: Sequence[Mapping]) -> dic
         t = by_id.get(r.get("canary_id"))
         if t is not None and t["value"] in ((r.get("turn1") or {}).get("continuation") or ""):
             recovered.setdefault(t["id"], i)
-    return {**_summary(truth, responses, spent, recovered, set(), {}, set(), candidates=None), "verified": False}
+    return {**_summary(truth, responses, spent, recovered, set(), {}, set(), candidates=None), "verified": False,
+            **response_counts(responses)}
 
 
-def _spent(responses: Sequence[Mapping]) -> list[int]:
-    """Completion tokens spent through each response, in order."""
-    spent, total = [], 0
-    for r in responses:
-        total += response_completion_tokens(r)
-        spent.append(total)
-    return spent
+def _spent(responses: Sequence[Mapping]) -> list[dict]:
+    """Spend through each response, in order, in every unit of COUNT_UNITS (a baseline response
+    is one test case)."""
+    return [{u: row[u] for u in COUNT_UNITS} for row in cumulative_spend(responses, default_tests=1)]
 
 
-def _summary(truth: Sequence[Mapping], responses: Sequence[Mapping], spent: Sequence[int], recovered: Mapping[str, int],
+def _summary(truth: Sequence[Mapping], responses: Sequence[Mapping], spent: Sequence[Mapping], recovered: Mapping[str, int],
              confirmed_ids: set[str], non_canary: Mapping[str, str], non_canary_in_corpus: set[str],
              candidates: int | None) -> dict:
-    """The per-run recall summary of :func:`run_recall` from what it found (``spent``: completion
-    tokens through each response; ``recovered``: canary id -> first response index)."""
+    """The per-run recall summary of :func:`run_recall` from what it found (``spent``: the spend
+    through each response per unit, :func:`_spent`; ``recovered``: canary id -> first response index)."""
     by_attr: dict[str, dict] = defaultdict(lambda: {"planted": 0, "recovered": 0, "confirmed": 0,
                                                     "confirmed_non_canary": 0, "confirmed_non_canary_in_corpus": 0})
     for t in truth:
@@ -120,15 +131,17 @@ def _summary(truth: Sequence[Mapping], responses: Sequence[Mapping], spent: Sequ
         by_attr[attr]["confirmed_non_canary"] += 1
         by_attr[attr]["confirmed_non_canary_in_corpus"] += h in non_canary_in_corpus
     n = len(truth)
-    total = spent[-1] if spent else 0
+    total = dict(spent[-1]) if spent else {u: 0 for u in COUNT_UNITS}
+    by_unit = {u: {k: (spent[v][u] if v < len(spent) else total[u]) for k, v in sorted(recovered.items())}
+               for u in COUNT_UNITS}
     firsts = sorted(recovered.values())
     curve = []
     for i in range(1, len(responses) + 1):
         curve.append({"responses": i, "recall": sum(1 for f in firsts if f < i) / n if n else 0.0})
     return {"responses": len(responses), "responses_ok": sum(1 for r in responses if r.get("status") == "ok"),
-            "candidates": candidates, "planted": n, "completion_tokens": total,
+            "candidates": candidates, "planted": n, "completion_tokens": total["completion_tokens"], "spent": total,
             "recovered": dict(sorted(recovered.items())),
-            "recovered_tokens": {k: (spent[v] if v < len(spent) else total) for k, v in sorted(recovered.items())},
+            "recovered_tokens": by_unit["completion_tokens"], "recovered_spend": by_unit,
             "recall": len(recovered) / n if n else 0.0,
             "confirmed_ids": sorted(confirmed_ids), "confirmed_recall": len(confirmed_ids) / n if n else 0.0,
             "confirmed_non_canary": len(non_canary), "confirmed_non_canary_in_corpus": len(non_canary_in_corpus),

@@ -1,8 +1,8 @@
 """Canary calibration report: recall per method and attribute, control check, curves (issues 8, 15).
 
 Writes reports/canary/{canary.md, recall.csv, methods.csv, by_attribute.csv, by_attribute_method.csv,
-by_context.csv, by_duplication.csv, by_exposure.csv, curves.csv, recall_vs_tokens.csv, paired_tests.csv,
-control.csv, recall_vs_tokens.png} and metrics/canary.json.
+by_context.csv, by_duplication.csv, by_exposure.csv, curves.csv, recall_vs_budget.csv,
+recall_at_ours_spend.csv, paired_tests.csv, control.csv, recall_vs_budget.png} and metrics/canary.json.
 
 The ceiling (issue 26 item 3): the prefix probe (:mod:`.probe`, method ``prefix``: the model continues
 each canary's own context prefix) is a method row like the others, and every method and group row
@@ -21,9 +21,10 @@ paired sign-flip test** over canaries (:func:`testleak.metrics.stats.paired_perm
 statistic: the sum over canaries of recovered-by-A minus recovered-by-B summed over seeds; a
 canary is the unit, so the seeds of one canary are not taken as independent), the p-value of
 the report; the **exact McNemar test** on "recovered in any seed" per canary is given beside it
-(with one seed both are the same test). Recall vs completion tokens: a (canary, seed) cell counts
-as recovered at x tokens when the run of that seed had recovered it after spending at most x
-completion tokens (:func:`testleak.canary.recall.run_recall`), bands from the same two-way
+(with one seed both are the same test). Recall vs budget, in every unit (responses, test cases,
+completion tokens, total tokens): a (canary, seed) cell counts as recovered at x when the run of
+that seed had recovered it after spending at most x (:func:`testleak.canary.recall.run_recall`);
+read at ours' spend per seed beside the answer (issue 26 item 4); bands from the same two-way
 bootstrap with shared resamples along the curve (monotone bounds). Control: every
 (canary, seed) the untuned model "recovered" is a false recovery (must be none; flagged as a BUG).
 
@@ -41,21 +42,16 @@ The tables are computed in :mod:`.tables`; this module writes them, the text and
 from __future__ import annotations
 
 import csv
-import math
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from ..equalcost import TOLERANCE
-from ..metrics.stats import holm_adjust
 from ..records import write_json
+from .answer import _pct, headline
+from .figure import budget_png
 from .probe import PREFIX
 from .tables import (attribute_rows, context_rows, control_rows, duplication_rows, exposure_rows, method_rows,
-                     method_tests, run_rows, token_curves, with_ceiling)
+                     method_tests, recall_at_reference, run_rows, budget_curves, with_ceiling)
 from .tables import CURVE_POINTS, methods_of, recovered_matrix, seeds_of  # noqa: F401 (re-exported: one home, .tables)
-
-ALPHA = 0.05            # the level the one-sentence answer calls a difference significant at
-METHOD_NAMES = {"ours": "ours", "codebreaker": "Codebreaker", "codexleaks": "CodexLeaks"}
-
 
 def _csv(path: Path, rows: list[dict]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -68,135 +64,6 @@ def _csv(path: Path, rows: list[dict]) -> None:
         w.writerows(rows)
 
 
-def _pct(x) -> str:
-    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.0%}"
-
-
-def headline(methods: Sequence[Mapping], tests: Sequence[Mapping], control: Sequence[Mapping],
-             memorized: Mapping | None = None) -> tuple[str, list[str]]:
-    """The one-sentence answer and what would change it, computed from the method and test tables:
-    ours against every baseline on the tuned model (CodexLeaks, Codebreaker: whichever ran; a
-    sentence that named one baseline would hide the other). With two or more baselines the
-    p-values are also given Holm-adjusted over the baselines (:func:`holm_adjust`), and
-    "significant" in the bullets means adjusted p < ALPHA."""
-    tuned = [m for m in methods if m["model"] == "tuned"]
-    ours, others = _ours_and_baselines(tuned)
-    if ours is None or not others:
-        return ("No answer: the calibration has no run of ours and of a baseline on the tuned model "
-                "(experiment.calibration_runs, canary.models).", [])
-    names = [METHOD_NAMES.get(c["kind"], c["method"]) for c in others]
-    pair, ps, adjusted = _baseline_tests(ours, others, tests)
-    cond, matched = _spend_condition(names, others)
-    sentence = _answer_sentence(cond, ours, others, names, ps, adjusted)
-    change = [_difference_bullet(name, t, p, q, ours, len(others) > 1)
-              for name, t, p, q in zip(names, pair, ps, adjusted) if t is not None]
-    change += _caveat_bullets(tuned, matched, memorized, control) + _ceiling_bullet(methods)
-    return sentence, change
-
-
-def _ours_and_baselines(tuned: Sequence[Mapping]) -> tuple[Mapping | None, list[Mapping]]:
-    """Ours (the reference run, else the run without ablation) and the baselines among the
-    tuned-model method rows (CodexLeaks and Codebreaker, else any other kind)."""
-    ours = next((m for m in tuned if m["kind"] == "ours" and m["stop"].startswith("reference")), None) \
-        or next((m for m in tuned if m["kind"] == "ours" and m["variant"] == "none"), None)
-    others = [m for m in tuned if m["kind"] in ("codexleaks", "codebreaker")] \
-        or [m for m in tuned if m["kind"] not in ("ours", None, PREFIX)]
-    return ours, others
-
-
-def _baseline_tests(ours: Mapping, others: Sequence[Mapping], tests: Sequence[Mapping]) -> tuple[list, list, list]:
-    """Per baseline: the paired test against ours on the tuned model (None when absent), its p and
-    its p Holm-adjusted over the baselines that have one."""
-    pair = [next((x for x in tests if x["model"] == "tuned" and {x["method_a"], x["method_b"]} == {ours["method"], c["method"]}),
-                 None) for c in others]
-    ps = [None if t is None else t["p"] for t in pair]
-    known = [i for i, p in enumerate(ps) if p is not None]
-    adjusted: list = [None] * len(others)
-    for i, q in zip(known, holm_adjust([ps[i] for i in known])):
-        adjusted[i] = q
-    return pair, ps, adjusted
-
-
-def _spend_condition(names: Sequence[str], others: Sequence[Mapping]) -> tuple[str, bool]:
-    """The budget clause of the answer (equal, unequal or unrecorded completion tokens against
-    ours) and whether every baseline matched ours' tokens within TOLERANCE."""
-    spends = [(c["tokens_vs_reference_min"], c["tokens_vs_reference_max"]) for c in others]
-    matched = all(lo is not None and abs(lo - 1) <= TOLERANCE and abs(hi - 1) <= TOLERANCE for lo, hi in spends)
-    spent = ", ".join(f"{n} {lo:.0%}-{hi:.0%}" for n, (lo, hi) in zip(names, spends) if lo is not None)
-    spent = f"{names[0]} spent {spent.removeprefix(names[0] + ' ')}" if len(others) == 1 else f"spent: {spent}"
-    if any(lo is None for lo, _ in spends):
-        cond = "at the budgets of experiment.baseline_budget (spend not recorded)"
-    elif matched:
-        cond = f"at equal completion tokens ({spent} of ours' per seed)"
-    else:
-        cond = f"at UNEQUAL completion tokens ({spent} of ours' per seed)"
-    return cond, matched
-
-
-def _fmt_p(p) -> str:
-    return "n/a" if p is None else f"{p:.3g}"
-
-
-def _recall_ci(m: Mapping) -> str:
-    """A method row's recall with its 95 % interval, e.g. ``70% [45%, 90%]``."""
-    return f"{_pct(m['recall'])} [{_pct(m['recall_ci_low'])}, {_pct(m['recall_ci_high'])}]"
-
-
-def _answer_sentence(cond: str, ours: Mapping, others: Sequence[Mapping], names: Sequence[str],
-                     ps: Sequence, adjusted: Sequence) -> str:
-    """The one sentence: ours' recall against each baseline's under ``cond``, with the p-values
-    (and Holm-adjusted ones when there are several baselines)."""
-    size = f"{ours['planted']} canaries x {ours['seeds']} seed{'s' if ours['seeds'] != 1 else ''}, tuned model"
-    if len(others) == 1:
-        return (f"{cond[0].upper()}{cond[1:]}, ours recovers {_recall_ci(ours)} of the planted canaries vs {names[0]} "
-                f"{_recall_ci(others[0])} ({size}), p = {_fmt_p(ps[0])} (exact paired sign-flip test over canaries).")
-    vs = [f"{n} {_recall_ci(c)} (p = {_fmt_p(p)}, Holm {_fmt_p(q)})" for n, c, p, q in zip(names, others, ps, adjusted)]
-    return (f"{cond[0].upper()}{cond[1:]}, ours recovers {_recall_ci(ours)} of the planted canaries vs "
-            f"{', '.join(vs[:-1])} and {vs[-1]} ({size}; exact paired sign-flip tests over canaries, "
-            f"Holm-adjusted over the {len(others)} baselines).")
-
-
-def _difference_bullet(name: str, t: Mapping, p, q, ours: Mapping, several: bool) -> str:
-    """What would change the order of ours and one baseline: the cells that would reverse a
-    significant difference, or what could separate a non-significant one (``several``: more than
-    one baseline, so the Holm-adjusted ``q`` decides)."""
-    diff = t["cells_a"] - t["cells_b"] if t["method_a"] == ours["method"] else t["cells_b"] - t["cells_a"]
-    sig = q if several else p
-    level = f"{ALPHA:.0%}" + (" after Holm's adjustment" if several else "")
-    if sig is not None and sig < ALPHA:
-        return (f"Ours vs {name}: the difference ({diff:+d} cells of {ours['cells']}) is significant at {level}; "
-                f"{abs(diff) + 1} more (canary, seed) cells recovered by "
-                f"{'%s alone' % name if diff > 0 else 'ours alone'} would reverse the order.")
-    return (f"Ours vs {name}: the difference ({diff:+d} cells of {ours['cells']}) is not significant at "
-            f"{level}: {t['discordant_canaries']} of {ours['planted']} canaries differ between the two; "
-            f"more canaries or seeds (narrower intervals) could separate them"
-            + (", and one more cell for either side breaks the tie." if diff == 0 else
-               f"; {abs(diff) + 1} more cells for the other side would reverse the order."))
-
-
-def _caveat_bullets(tuned: Sequence[Mapping], matched: bool, memorized: Mapping | None,
-                    control: Sequence[Mapping]) -> list[str]:
-    """The bullets after the pairwise ones: runs cut short by the response cap (or that all
-    matched), the memorization ceiling per duplication level, and the control check."""
-    change = []
-    short = [m for m in tuned if m["stop"] and "max_responses" in m["stop"]]
-    if short:
-        change.append("Runs that hit baseline_max_responses before reaching ours' tokens (a higher cap gives them "
-                      "more budget): " + ", ".join(f"{m['method']} ({m['stop']})" for m in short) + ".")
-    elif matched:
-        change.append("Every token-matched run reached ours' completion tokens (stop rule of testleak/equalcost.py).")
-    if memorized:
-        change.append("Recall is bounded by what the fine-tune memorized (greedy completion from the canary's prefix), "
-                      "per duplication level: " + ", ".join(f"{k} cop{'y' if str(k) == '1' else 'ies'} {_pct(v)}"
-                                                         for k, v in memorized.items())
-                      + "; a stronger fine-tune raises every method's ceiling and may change the gap.")
-    bad = sum(c["false_recoveries"] for c in control)
-    change.append(f"The control model recovered {bad} (canary, seed) cells"
-                  + (" (must be 0): the comparison is void until that bug is fixed." if bad else
-                     "; any false recovery there would void the comparison."))
-    return change
-
-
 def build_report(results: Sequence[Mapping], truth: Sequence[Mapping], out_dir, metrics_path,
                  finetune: Mapping | None = None, memorization: Sequence[Mapping] | None = None, *,
                  bands: Sequence[float]) -> dict:
@@ -205,19 +72,21 @@ def build_report(results: Sequence[Mapping], truth: Sequence[Mapping], out_dir, 
     (canary_id, exposure, exposure_control, memorized); ``bands``: exposure band edges in bits (``canary.exposure.bands``)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "recall_curves.png").unlink(missing_ok=True)     # stale: replaced by recall_vs_tokens.png
+    for stale in ("recall_curves.png", "recall_vs_tokens.png", "recall_vs_tokens.csv"):   # replaced by recall_vs_budget.*
+        (out / stale).unlink(missing_ok=True)
     summary, attr_rows, curve_rows, bugs = run_rows(results, truth)
     methods = with_ceiling(method_rows(results, truth))
     tests = method_tests(results, truth)
-    tok_rows = token_curves(results, truth)
+    tok_rows = budget_curves(results, truth)
+    readings = recall_at_reference(results, truth)
     control = control_rows(results, truth)
     for name, rows in (("recall.csv", summary), ("methods.csv", methods), ("by_attribute.csv", attr_rows),
-                       ("curves.csv", curve_rows), ("recall_vs_tokens.csv", tok_rows), ("paired_tests.csv", tests),
-                       ("control.csv", control)):
+                       ("curves.csv", curve_rows), ("recall_vs_budget.csv", tok_rows), ("paired_tests.csv", tests),
+                       ("control.csv", control), ("recall_at_ours_spend.csv", readings)):
         _csv(out / name, rows)
-    _plot(tok_rows, out / "recall_vs_tokens.png")
+    budget_png(tok_rows, out / "recall_vs_budget.png")
     mem = {m["canary_id"]: m for m in memorization or []}
-    sentence, change = headline(methods, tests, control, _memorized_by_level(truth, mem))
+    sentence, change = headline(methods, tests, control, _memorized_by_level(truth, mem), readings)
     dup_rows = duplication_rows(results, truth, mem)
     exp_rows = exposure_rows(results, truth, mem, bands)
     groups = {"attribute": attribute_rows(results, truth), "context_kind": context_rows(results, truth),
@@ -232,6 +101,7 @@ def build_report(results: Sequence[Mapping], truth: Sequence[Mapping], out_dir, 
     (out / "canary.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     metrics = {"answer": sentence, "methods": _method_groups(methods, groups),
                "ceiling": {m["model"]: m["recall"] for m in methods if m["method"] == PREFIX},
+               "recall_at_ours_spend": {f"{r['method']}/{r['unit']}": r["recall"] for r in readings},
                "runs": {s["run"]: {k: v for k, v in s.items() if k != "run"} for s in summary},
                "tests": {f"{q['model']}/{q['method_a']}~{q['method_b']}": {"p": q["p"],
                                                                             "p_mcnemar_any_seed": q["p_mcnemar_any_seed"]}
@@ -284,9 +154,10 @@ def _methods_table(methods: Sequence[Mapping]) -> list[str]:
     lines = ["## Methods (recall over canaries x seeds, 95 % two-way bootstrap interval)", "",
              "| model | method | variant | seeds | recovered cells | recall [95 % CI] | canaries recovered in any seed | "
              "ceiling (prefix, same model) | mean calls / prompt / completion tokens per seed | "
-             "completion tokens vs ours (min-max over seeds) | stop |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "completion tokens vs ours (min-max over seeds) | stop | ok / refused / no code / error / cut |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for m in methods:
+        shares = " / ".join(_pct(m.get(f"{k}_share")) for k in ("ok", "refused", "no_code", "error", "truncated"))
         spend = " / ".join("-" if m[f"mean_{k}"] is None else f"{m[f'mean_{k}']:g}"
                            for k in ("calls", "prompt_tokens", "completion_tokens"))
         ratio = ("-" if m["tokens_vs_reference_min"] is None else
@@ -294,7 +165,7 @@ def _methods_table(methods: Sequence[Mapping]) -> list[str]:
         lines.append(f"| {m['model']} | {m['method']} | {m['variant']} | {m['seeds']} | {m['recovered_cells']}/{m['cells']} | "
                      f"{m['recall']:.1%} [{m['recall_ci_low']:.1%}, {m['recall_ci_high']:.1%}] | "
                      f"{m['recovered_any_seed']}/{m['planted']} | {_pct(m['ceiling_recall'])} | {spend} | {ratio} | "
-                     f"{m['stop']} |")
+                     f"{m['stop']} | {shares} |")
     return lines
 
 
@@ -368,7 +239,9 @@ def _group_sections(dup_rows: Sequence[Mapping], exp_rows: Sequence[Mapping], tr
 
 
 _NOTES = (
-    "", "Recall vs completion tokens with 95 % bands: `recall_vs_tokens.csv`, `recall_vs_tokens.png`; "
+    "", "Recall vs every budget unit (responses, test cases, completion tokens, total tokens; per seed) with "
+    "95 % bands: `recall_vs_budget.csv`, `recall_vs_budget.png`; every method's recall within ours' spend "
+    "per unit: `recall_at_ours_spend.csv`; "
     "per run and attribute: `by_attribute.csv`; per method and attribute, context kind, duplication level, exposure "
     "band beside the ceiling: `by_attribute_method.csv`, `by_context.csv`, `by_duplication.csv`, `by_exposure.csv`; "
     "recall after i responses per run: `curves.csv`.",
@@ -395,24 +268,6 @@ def _method_groups(methods: Sequence[Mapping], groups: Mapping[str, Sequence[Map
                                     if r["model"] == m["model"] and r["method"] == m["method"]}
                for col, rows in groups.items()}}
     return out
-
-
-def _ceiling_bullet(methods: Sequence[Mapping]) -> list[str]:
-    """The bullet that reads the tuned model's methods against the ceiling (the prefix probe), or a
-    failed positive control (none without a probe run)."""
-    ceil = {m["model"]: m for m in methods if m["method"] == PREFIX}
-    if "tuned" not in ceil:
-        return []
-    on_control = f" ({_pct(ceil['control']['recall'])} on the control model)" if "control" in ceil else ""
-    if not ceil["tuned"]["recovered_cells"]:
-        return [f"Ceiling: the prefix probe recovered no canary from its own context prefix on the tuned model"
-                f"{on_control}: the positive control failed, so no method's recall can be read against what the "
-                f"model memorized (a stronger fine-tune: canary.finetune, more copies)."]
-    others = [m for m in methods if m["model"] == "tuned" and m["method"] != PREFIX]
-    return [f"Ceiling: the prefix probe (the tuned model continuing each canary's own context prefix, Carlini et al. "
-            f"2021) recovers {_recall_ci(ceil['tuned'])} of the canaries{on_control}; the black-box methods "
-            + ", ".join(f"{m['method']} {_pct(m['recall'])}" for m in others)
-            + ": the distance to the ceiling is what a method's prompts leave of what the model gives back."]
 
 
 def _ceiling_sections(groups: Mapping[str, Sequence[Mapping]], model: str = "tuned") -> list[str]:
@@ -469,27 +324,3 @@ def _exposure_note(memorization: Sequence[Mapping]) -> str:
     n.discard(None)
     size = f"{min(n) - 1} alternatives" if n else "alternatives"
     return f"rank of the canary among {size} of the same generator, exposure = log2(candidates) - log2(rank)"
-
-
-def _plot(rows: Sequence[Mapping], path: Path) -> None:
-    """Recall vs completion tokens per method with its 95 % band (tuned: solid, control: dotted)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.2))
-    for model, key in dict.fromkeys((r["model"], r["method"]) for r in rows):
-        pts = [r for r in rows if r["model"] == model and r["method"] == key]
-        x = [p["completion_tokens"] for p in pts]
-        line, = ax.step(x, [p["recall"] for p in pts], where="post", linestyle="-" if model == "tuned" else ":",
-                        label=f"{key} ({model})")
-        ax.fill_between(x, [p["recall_ci_low"] for p in pts], [p["recall_ci_high"] for p in pts], step="post",
-                        alpha=0.15, color=line.get_color())
-    ax.set_xlabel("completion tokens spent (per seed)")
-    ax.set_ylabel("canary recall (canaries x seeds)")
-    ax.set_ylim(0, 1.02)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)

@@ -1,7 +1,8 @@
 """The canary report's tables, computed from the calibration runs: per run (with the control
-model's false recoveries), per method (recall and its two-way bootstrap interval, spend), paired
-tests, recall vs tokens, control false recoveries and recall per group of canaries (duplication
-level, exposure band, attribute, context kind), every method row and group row beside the ceiling:
+model's false recoveries), per method (recall and its two-way bootstrap interval, spend, response
+shares), paired tests, recall vs budget in every unit (and within ours' spend), control false
+recoveries and recall per group of canaries (duplication level, exposure band, attribute, context
+kind), every method row and group row beside the ceiling:
 the prefix probe's recall on the same model and group (:func:`with_ceiling`; :mod:`.probe`)
 (:mod:`.report` writes them out)."""
 
@@ -12,13 +13,14 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from ..metrics.curves import COUNT_UNITS
 from ..metrics.stats import cluster_bootstrap_ci, mcnemar_exact, paired_permutation_test
 from ..privacy import mask
 from .contexts import KINDS, OTHER
 from .exposure import band_labels, band_of
 from .probe import PREFIX
 
-CURVE_POINTS = 25       # points of the recall vs tokens curves (0 .. the largest spend of the model's runs)
+CURVE_POINTS = 25       # points of the recall vs budget curves (0 .. the largest spend of the model's runs)
 
 
 def _key(r: Mapping) -> str:
@@ -73,8 +75,26 @@ def method_rows(results: Sequence[Mapping], truth: Sequence[Mapping]) -> list[di
                         for k in ("calls", "prompt_tokens", "completion_tokens")},
                      "tokens_vs_reference_min": round(min(ratios), 4) if ratios else None,
                      "tokens_vs_reference_max": round(max(ratios), 4) if ratios else None,
-                     "stop": "; ".join(f"{k} x{v}" for k, v in stops.items())})
+                     "stop": "; ".join(f"{k} x{v}" for k, v in stops.items()),
+                     **_shares(runs),
+                     "budget_unit": next(((r.get("budget") or {}).get("unit") for r in runs
+                                          if (r.get("budget") or {}).get("unit")), None)})
     return rows
+
+
+SHARES = ("ok", "refused", "no_code", "error", "truncated")
+
+
+def _shares(runs: Sequence[Mapping]) -> dict:
+    """Over the method's runs: the share of responses per status and cut at max_tokens
+    (``<status>_share``, ``truncated_share``; None for results that do not count them)."""
+    n = sum(r["recall"]["responses"] for r in runs)
+    out = {}
+    for k in SHARES:
+        got = [(r["recall"].get("status") or {}).get(k) if k != "truncated" else r["recall"].get("truncated")
+               for r in runs]
+        out[f"{k}_share"] = round(sum(got) / n, 4) if n and None not in got else None
+    return out
 
 
 def _mean(xs) -> float | None:
@@ -107,26 +127,65 @@ def method_tests(results: Sequence[Mapping], truth: Sequence[Mapping]) -> list[d
     return out
 
 
-def token_curves(results: Sequence[Mapping], truth: Sequence[Mapping], points: int = CURVE_POINTS) -> list[dict]:
-    """Recall vs completion tokens per method: on a grid of ``points`` token counts from 0 to the
-    largest spend of the model's runs, the share of (canary, seed) cells recovered within x tokens
-    and its two-way bootstrap band (shared resamples: the curve and its bounds never decrease)."""
+def budget_curves(results: Sequence[Mapping], truth: Sequence[Mapping], points: int = CURVE_POINTS,
+                  units: Sequence[str] = COUNT_UNITS) -> list[dict]:
+    """Recall vs budget per method and unit (:data:`testleak.metrics.curves.COUNT_UNITS`): on a grid
+    of ``points`` amounts from 0 to the largest spend of the model's runs in that unit, the share
+    of (canary, seed) cells recovered within x and its two-way bootstrap band (shared resamples:
+    the curve and its bounds never decrease). Rows {model, method, unit, spent, recall, recall_ci_*}."""
     rows = []
-    for model, key in methods_of(results):
-        top = max([int(r["recall"].get("completion_tokens") or 0) for r in results if r["model"] == model] + [0])
-        grid = np.unique(np.linspace(0, top, points).round().astype(int))
-        runs = [r for r in results if r["model"] == model and _key(r) == key]
-        first = np.full((len(truth), len(runs)), np.inf)
-        for j, r in enumerate(runs):
-            toks = r["recall"].get("recovered_tokens") or {}
-            for i, t in enumerate(truth):
-                if t["id"] in r["recall"]["recovered"]:
-                    first[i, j] = toks.get(t["id"], 0)
-        stack = (first[None, :, :] <= grid[:, None, None]).astype(float)
-        low, high = cluster_bootstrap_ci(stack)
-        for x, v, lo, hi in zip(grid, stack.mean(axis=(1, 2)) if stack.size else [0.0] * len(grid), low, high):
-            rows.append({"model": model, "method": key, "completion_tokens": int(x), "recall": round(float(v), 4),
-                         "recall_ci_low": round(float(lo), 4), "recall_ci_high": round(float(hi), 4)})
+    for unit in units:
+        for model, key in methods_of(results):
+            top = max([_spent(r, unit) for r in results if r["model"] == model] + [0])
+            grid = np.unique(np.linspace(0, top, points).round().astype(int))
+            stack = (_first_spend(results, truth, model, key, unit)[None, :, :] <= grid[:, None, None]).astype(float)
+            low, high = cluster_bootstrap_ci(stack)
+            for x, v, lo, hi in zip(grid, stack.mean(axis=(1, 2)) if stack.size else [0.0] * len(grid), low, high):
+                rows.append({"model": model, "method": key, "unit": unit, "spent": int(x), "recall": round(float(v), 4),
+                             "recall_ci_low": round(float(lo), 4), "recall_ci_high": round(float(hi), 4)})
+    return rows
+
+
+def _spent(r: Mapping, unit: str) -> int:
+    """What run ``r`` spent in ``unit`` (0 when its recall summary predates the units)."""
+    return int(((r["recall"].get("spent") or {}).get(unit)) or 0)
+
+
+def _first_spend(results: Sequence[Mapping], truth: Sequence[Mapping], model: str, key: str, unit: str) -> np.ndarray:
+    """canaries x seeds: the spend in ``unit`` at which the method's run of that seed first
+    recovered the canary (inf: never)."""
+    runs = [r for r in results if r["model"] == model and _key(r) == key]
+    first = np.full((len(truth), len(runs)), np.inf)
+    for j, r in enumerate(runs):
+        spend = (r["recall"].get("recovered_spend") or {}).get(unit) or {}
+        for i, t in enumerate(truth):
+            if t["id"] in r["recall"]["recovered"]:
+                first[i, j] = spend.get(t["id"], 0)
+    return first
+
+
+def recall_at_reference(results: Sequence[Mapping], truth: Sequence[Mapping], model: str = "tuned",
+                        units: Sequence[str] = COUNT_UNITS) -> list[dict]:
+    """Per unit, every method's recall within what the reference run of ours spent in that unit
+    (per seed: the reference's spend at the same seed), and whether the method's runs got that far
+    in every seed (``covers``: else its recall there is a lower bound). Empty without a reference."""
+    refs = {r.get("seed", 0): r for r in results if r["model"] == model and r.get("reference")}
+    if not refs:
+        return []
+    rows = []
+    for unit in units:
+        for m, key in methods_of(results):
+            if m != model:
+                continue
+            runs = [r for r in results if r["model"] == model and _key(r) == key]
+            x = np.array([_spent(refs[r.get("seed", 0)], unit) if r.get("seed", 0) in refs else np.inf for r in runs])
+            hit = _first_spend(results, truth, model, key, unit) <= x[None, :]
+            covers = all(_spent(r, unit) >= xi for r, xi in zip(runs, x))
+            rows.append({"model": model, "method": key, "unit": unit,
+                         "reference_mean": round(float(np.mean(x[np.isfinite(x)])), 1) if np.isfinite(x).any() else None,
+                         "recall": round(float(hit.mean()), 4) if hit.size else 0.0,
+                         "mean_spent": round(float(np.mean([_spent(r, unit) for r in runs])), 1) if runs else None,
+                         "covers": covers})
     return rows
 
 

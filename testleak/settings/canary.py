@@ -71,6 +71,7 @@ class Canary(_Strict):
     gguf_type: str
     models: list[Literal["tuned", "control"]] = Field(min_length=1)
     judge_mode: str                          # verifier.judge_mode of the calibration runs
+    max_tokens: Annotated[int, Field(ge=16)] | None = None   # completion tokens per request of the calibration runs; null: the model's
     prefix_probe: CanaryPrefixProbe
 
     @field_validator("judge_mode")
