@@ -534,16 +534,31 @@ def test_the_canary_study_runs_ours_at_its_own_protocol_against_a_common_budget(
     assert (exp["tests_per_function"], exp["functions_per_response"]) == (10, "all")
     assert canary["judge_mode"] == "both" and canary["n"] == 60 and canary["seeds"] == [0, 1, 2]
     assert calibration_model(p, p["model"])["sampling"]["max_tokens"] == 2048 > p["model"]["sampling"]["max_tokens"]
-    assert set(exp["calibration_runs"]) == {"ours", "codexleaks", "codebreaker"}
+    assert set(exp["calibration_runs"]) == {"ours", "ours_r1", "codexleaks", "codebreaker"}
+    # one library round: ours_r1 asks with the library of ours' confirmed leaks (same model and seed),
+    # runs after it and is the reference; round 0 runs at its own size
+    from testleak.canary.pipeline import run_names
+    from testleak.canary.rounds import run_library
+    from testleak.paths import Paths
+
+    assert [n[2] for n in run_names(p)[:4]] == ["ours", "ours_r1", "codexleaks", "codebreaker"]
+    assert run_library(p, Paths(tmp_path), "ours_r1", "tuned", 1) == "data/canary/runs/canary_tuned_ours_s1/library.json"
+    assert run_library(p, Paths(tmp_path), "ours", "tuned", 1) == "prior"
     rp = CanaryRunPaths(tmp_path)
-    st = rp.stats("responses", "canary_tuned_ours_s1")
+    assert calibration_budget(p, rp, "ours", "tuned", 1) is None
+    st = rp.stats("responses", "canary_tuned_ours_r1_s1")
     st.parent.mkdir(parents=True, exist_ok=True)
     st.write_text(_json.dumps({"responses": 16, "test_cases": 150, "partial": False,
                                "llm": {"completion_tokens": 24000, "prompt_tokens": 9000, "calls": 32}}))
     b = calibration_budget(p, rp, "codebreaker", "tuned", 1)
     assert b.unit == EVERY and b.targets == {"responses": 16, "test_cases": 150, "completion_tokens": 24000,
                                              "tokens": 33000}
-    assert b.max_responses == 600 and b.reference == "canary_tuned_ours_s1"
+    assert b.max_responses == 600 and b.reference == "canary_tuned_ours_r1_s1"
+    bad = {**exp["calibration_runs"], "ours": {**exp["calibration_runs"]["ours"], "library": "codexleaks"}}
+    from testleak.canary.rounds import run_order
+
+    with pytest.raises(ConfigError, match="calibration_runs.ours.library = 'codexleaks'"):
+        run_order(bad, "ours_r1")
 
 
 @pytest.mark.parametrize("experiment", ["canary", "canary_ablations", "canary_tiny"])

@@ -6,6 +6,7 @@ from its own context prefix, the control model none."""
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import math
 import os
@@ -15,6 +16,8 @@ import pytest
 from testleak.canary import make_canary_corpus, read_ground_truth, report_calibration, run_calibration, run_finetune
 from testleak.canary.pipeline import CanaryPaths, CanaryRunPaths
 from testleak.config import ROOT, compose_dict
+
+METHODS = ("ours", "ours_r1", "codexleaks", "prefix")   # the calibration runs of canary_tiny and the probe
 from testleak.paths import Paths
 from testleak.records import read_jsonl
 from testleak.verify.index import iter_site_packages
@@ -76,11 +79,23 @@ def test_canary_tiny_end_to_end(tmp_path):
     assert model_cfg["gguf"]["sha256"] == ft["gguf"]["sha256"]
 
     summaries = run_calibration(params, paths, log=None)
-    assert [s["run"] for s in summaries] == ["canary_tuned_ours_s0", "canary_tuned_codexleaks_s0",
-                                             "canary_control_ours_s0", "canary_control_codexleaks_s0",
-                                             "canary_tuned_prefix_s0", "canary_control_prefix_s0"]
+    # per model: ours (round 0), then its library round ours_r1 (the reference), then the baseline
+    assert [s["run"] for s in summaries] == [f"canary_{k}_{r}_s0" for k in ("tuned", "control")
+                                             for r in ("ours", "ours_r1", "codexleaks")] + [
+        "canary_tuned_prefix_s0", "canary_control_prefix_s0"]
     assert all(s["responses"] >= 1 for s in summaries)
-    probes, summaries = summaries[4:], summaries[:4]      # the probe: one request per canary, responses only
+    probes, summaries = summaries[6:], summaries[:6]      # the probe: one request per canary, responses only
+    # the library round: ours' confirmed leaks and the prior make the library ours_r1 asks with
+    for kind in ("tuned", "control"):
+        r0 = next(s for s in summaries if s["run"] == f"canary_{kind}_ours_s0")
+        lib = json.loads((tmp_path / r0["library"]).read_text())
+        assert r0["library"] == f"data/canary/runs/canary_{kind}_ours_s0/library.json" and lib["base"] == "prior"
+        r0_resps = read_jsonl(rp.responses(r0["run"]), kind="response")
+        r1 = read_jsonl(rp.responses(f"canary_{kind}_ours_r1_s0"), kind="response")
+        # the rounds share their code turn (sample 0), so the same questions reach the test turn
+        hinted = [r for r in r1 if r.get("hints")]
+        assert len(hinted) == sum(bool(r.get("hints")) for r in r0_resps)
+        assert all(r["hints"]["library"] == r0["library"] for r in hinted if r["hints"]["enabled"])
     for s in probes:
         resps = read_jsonl(rp.responses(s["run"]), kind="response")
         assert [r["canary_id"] for r in resps] == ["canary-000", "canary-001"] and s["responses"] == 2
@@ -88,11 +103,11 @@ def test_canary_tiny_end_to_end(tmp_path):
         assert all(r["prompt_text"].endswith(t["line_prefix"]) for r, t in zip(resps, truth))
     # equal tokens: codexleaks matched ours' completion tokens of the same model and seed (match_ours)
     for kind in ("tuned", "control"):
-        ref = next(s for s in summaries if s["run"] == f"canary_{kind}_ours_s0")
+        ref = next(s for s in summaries if s["run"] == f"canary_{kind}_ours_r1_s0")
         b = next(s for s in summaries if s["run"] == f"canary_{kind}_codexleaks_s0")
         assert ref["budget"] is None and ref["spend"]["completion_tokens"] > 0
         assert b["budget"]["target_completion_tokens"] == ref["spend"]["completion_tokens"]
-        assert b["budget"]["reference"] == f"canary_{kind}_ours_s0" and b["budget"]["stop"] in ("target reached",
+        assert b["budget"]["reference"] == f"canary_{kind}_ours_r1_s0" and b["budget"]["stop"] in ("target reached",
                                                                                               "max_responses")
         assert b["spend"]["completion_tokens"] == b["budget"]["completion_tokens"]
         assert (b["budget"]["stop"] == "target reached") == (b["spend"]["completion_tokens"] >= ref["spend"]["completion_tokens"])
@@ -124,10 +139,10 @@ def test_canary_tiny_end_to_end(tmp_path):
                                                                  for c in ("kv_line", "config_dict")}
     by_dup = list(csv.DictReader((cp.report_dir / "by_duplication.csv").open()))
     assert {(r["model"], r["method"], r["duplication"], r["planted"]) for r in by_dup} == {
-        (k, m, d, "1") for k in ("tuned", "control") for m in ("ours", "codexleaks", "prefix") for d in ("1", "3")}
+        (k, m, d, "1") for k in ("tuned", "control") for m in METHODS for d in ("1", "3")}
     by_exp = list(csv.DictReader((cp.report_dir / "by_exposure.csv").open()))
     assert all(sum(int(r["planted"]) for r in by_exp if (r["model"], r["method"]) == (k, m)) == 2
-               for k in ("tuned", "control") for m in ("ours", "codexleaks", "prefix"))
+               for k in ("tuned", "control") for m in METHODS)
     rows = list(csv.DictReader((cp.report_dir / "recall.csv").open()))
     assert [r["run"] for r in rows] == [s["run"] for s in summaries + probes]
     assert all(r["planted"] == "2" and r["seed"] == "0" for r in rows)
@@ -143,13 +158,12 @@ def test_canary_tiny_end_to_end(tmp_path):
     # the new sections (issue 15 item 4): methods with intervals, paired tests, curves with bands, control
     methods = list(csv.DictReader((cp.report_dir / "methods.csv").open()))
     assert {(m["model"], m["method"]) for m in methods} == {(k, m) for k in ("tuned", "control")
-                                                            for m in ("ours", "codexleaks", "prefix")}
+                                                            for m in METHODS}
     for m in methods:
         assert float(m["recall_ci_low"]) <= float(m["recall"]) <= float(m["recall_ci_high"]) and m["seeds"] == "1"
     tests = list(csv.DictReader((cp.report_dir / "paired_tests.csv").open()))
     assert {(t["model"], t["method_a"], t["method_b"]) for t in tests} == {
-        (k, a, b) for k in ("tuned", "control") for a, b in (("ours", "codexleaks"), ("ours", "prefix"),
-                                                             ("codexleaks", "prefix"))}
+        (k, a, b) for k in ("tuned", "control") for a, b in itertools.combinations(METHODS, 2)}
     assert all(0 < float(t["p"]) <= 1 and t["p"] == t["p_mcnemar_any_seed"] for t in tests)   # one seed: McNemar
     curve = [r for r in csv.DictReader((cp.report_dir / "recall_vs_budget.csv").open()) if r["model"] == "tuned"]
     for unit in ("responses", "test_cases", "completion_tokens", "tokens"):    # every budget unit (issue 26 item 4)
@@ -158,10 +172,12 @@ def test_canary_tiny_end_to_end(tmp_path):
             assert rec == sorted(rec) and len(rec) >= 2, (unit, m)
     at = {(r["method"], r["unit"]): r for r in csv.DictReader((cp.report_dir / "recall_at_ours_spend.csv").open())}
     assert {u for _, u in at} == {"responses", "test_cases", "completion_tokens", "tokens"}
-    assert all(at[("ours", u)]["covers"] == "True" for u in ("responses", "completion_tokens"))
+    # within its own spend the reference recovers what its whole run recovered (the spend accounting adds up)
+    ref_recall = {m["method"]: m["recall"] for m in rep["methods"] if m["model"] == "tuned"}["ours_r1"]
+    assert all(float(at[("ours_r1", u)]["recall"]) == ref_recall for u in ("responses", "test_cases", "tokens"))
     assert "In every budget unit, recall within ours' spend: responses" in rep["answer"]
     control = list(csv.DictReader((cp.report_dir / "control.csv").open()))
-    assert {c["method"] for c in control} == {"ours", "codexleaks", "prefix"}
+    assert {c["method"] for c in control} == set(METHODS)
     assert sum(int(c["false_recoveries"]) for c in control) == len(rep["bugs"])
     md = (cp.report_dir / "canary.md").read_text()
     assert md.splitlines()[2] == f"**Answer.** {rep['answer']}" and "vs CodexLeaks" in rep["answer"]
@@ -174,5 +190,5 @@ def test_canary_tiny_end_to_end(tmp_path):
     assert ("Control check passed" in md) == (not rep["bugs"])
     m = json.loads(cp.report_metrics.read_text())
     assert m["planted"] == 2 and set(m["runs"]) == {s["run"] for s in summaries + probes} and m["answer"] == rep["answer"]
-    assert set(m["methods"]) == {f"{k}/{x}" for k in ("tuned", "control") for x in ("ours", "codexleaks", "prefix")}
+    assert set(m["methods"]) == {f"{k}/{x}" for k in ("tuned", "control") for x in METHODS}
     assert m["ceiling"]["tuned"] > 0 and m["ceiling"]["control"] == 0

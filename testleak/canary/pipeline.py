@@ -45,6 +45,7 @@ from ..llm.local import sha256_file
 from ..paths import Paths
 from ..records import read_jsonl, write_json, write_jsonl
 from .questions import ensure_questions, questions_of
+from .rounds import build_library, canary_run, library_source, run_library, run_order, sources
 
 CANARY_SCHEMA = "canary/3"  # /2: source, duplication, copies (issue 15); /3: context_kind, context_source (issue 26)
 MEMORIZATION_SCHEMA = "memorization/2"  # /2: duplication, exposure, rank (tuned and control)
@@ -332,13 +333,11 @@ def reference_key(params: Mapping) -> str | None:
 
 def run_names(params: Mapping) -> list[tuple[str, str, str, int]]:
     """[(run name, model kind, experiment run key, elicitation seed)] in execution order: per
-    model and seed, the reference run of ours first (the others match its tokens)."""
+    model and seed, the library rounds of the reference run of ours, the reference, then the others
+    (they match its spend; :func:`.rounds.run_order`)."""
     kinds = canary_setting(params, "models")
-    keys = list(params["experiment"]["calibration_runs"])
-    ref = reference_key(params)
-    if ref is not None:
-        keys = [ref] + [k for k in keys if k != ref]
-    return [(f"canary_{k}_{r}_s{s}", k, r, s) for k in kinds for s in seeds_of(params) for r in keys]
+    keys = run_order(params["experiment"]["calibration_runs"], reference_key(params))
+    return [(canary_run(k, r, s), k, r, s) for k in kinds for s in seeds_of(params) for r in keys]
 
 
 def calibration_budget(params: Mapping, rp: Paths, key: str, kind: str, seed: int):
@@ -357,9 +356,9 @@ def calibration_budget(params: Mapping, rp: Paths, key: str, kind: str, seed: in
     if ref is None:
         raise ConfigError(f"experiment.baseline_budget = '{MATCH_OURS}': the canary calibration needs a run of method "
                           f"ours in experiment.calibration_runs to match; give an integer budget instead")
-    if key == ref:
+    if key == ref or key in sources(exp["calibration_runs"], ref):    # the reference and its library rounds
         return None
-    ref_run = f"canary_{kind}_{ref}_s{seed}"
+    ref_run = canary_run(kind, ref, seed)
     p = rp.stats("responses", ref_run)
     if not p.exists():
         raise DataError(f"{p} not found: the reference run {ref_run} runs first (run_calibration)")
@@ -389,6 +388,7 @@ def run_one(params: Mapping, paths, run: str, kind: str, key: str, model_cfg: Ma
     p["model"] = dict(model_cfg)
     if spec.get("ablation"):
         spec["ablation"] = ablation_config(spec["ablation"])
+    spec["library"] = run_library(params, paths, key, kind, seed)
     p["experiment"] = dict(p["experiment"])
     p["experiment"]["runs"] = {run: {**{k: v for k, v in spec.items() if k in ("method", "round", "library", "ablation", "verification")},
                                      "model": dict(model_cfg), "elicitation_seed": int(seed)}}
@@ -426,6 +426,8 @@ def run_calibration(params: Mapping, paths, log=print) -> list[dict]:
         for seed in seeds_of(params):
             ensure_questions(params, paths, seed)
     out = []
+    runs = params["experiment"]["calibration_runs"]
+    feeds = {library_source(runs, k) for k in runs} - {None}
     with LocalIndex(cp.index) as index:
         rp = CanaryRunPaths(paths.root)
         for run, kind, key, seed in run_names(params):
@@ -433,6 +435,9 @@ def run_calibration(params: Mapping, paths, log=print) -> list[dict]:
             t0 = time.perf_counter()
             budget = calibration_budget(params, rp, key, kind, seed)
             s = run_one(params, paths, run, kind, key, model_cfg, index, seed, budget)
+            if key in feeds:              # the next round's library from this run's confirmed leaks
+                s["library"] = str(build_library(params, paths, rp, run, run_library(params, paths, key, kind, seed))
+                                   .relative_to(paths.root))
             s["seconds"] = round(time.perf_counter() - t0, 1)
             if log:
                 b = s.get("budget") or {}
