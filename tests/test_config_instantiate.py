@@ -61,6 +61,8 @@ def _library(cfg: dict, paths: Paths) -> None:
 
 
 def _runs(cfg: dict, paths: Paths, key: str) -> None:
+    from testleak.canary.rounds import library_source
+
     exp = cfg["experiment"]
     for run, spec in (exp.get(key) or {}).items():
         m = methods.get(run_spec(cfg, run, key)["method"])
@@ -69,6 +71,8 @@ def _runs(cfg: dict, paths: Paths, key: str) -> None:
         if key == "runs":
             s = ElicitSettings.from_params(cfg, run)
             assert (s.method, s.run) == (m.name, run)
+        if key == "calibration_runs" and library_source(exp[key], run) is not None:
+            continue          # a library round: built from that calibration run (testleak/canary/rounds.py)
         lib = paths.library(str(spec.get("library") or "prior"))
         built = {paths.library(r) for r in exp.get("library_from") or []}  # written by stage library@r
         assert lib.exists() or lib in built, f"run {run}: library {lib} is neither shipped nor built by a library stage"
@@ -108,7 +112,8 @@ def _canary(cfg: dict, paths: Paths) -> None:
 
     assert isinstance(canary_setting(cfg, "finetune"), Finetune)
     assert cfg["canary"]["judge_mode"] in registry.JUDGE_MODES
-    run_names({**cfg, "experiment": {**cfg["experiment"], "calibration_runs": {"ours": {"method": "ours"}}}})
+    run_names({**cfg, "experiment": {**cfg["experiment"], "calibration_runs": {
+        "ours": {"method": "ours", "round": 0, "library": "prior"}}}})
 
 
 def _presidio(cfg: dict) -> None:
