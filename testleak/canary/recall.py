@@ -25,8 +25,8 @@ from collections import defaultdict
 from typing import Iterable, Mapping, Sequence
 
 from ..metrics.curves import COUNT_UNITS, cumulative_spend
-from ..metrics.steps import truncated
-from ..methods import STATUSES, response_status
+from ..metrics.steps import refusal_stats
+from ..methods import STATUSES
 
 _COMPACT = re.compile(r"[\s\-().]")
 MIN_COMPACT = 6
@@ -88,9 +88,10 @@ def run_recall(truth: Sequence[Mapping], responses: Sequence[Mapping], candidate
 
 def response_counts(responses: Sequence[Mapping]) -> dict:
     """``status``: responses per status (ok, refused, no_code, error), ``truncated``: responses whose
-    answer the test cases come from (the test turn, else the only turn) was cut at max_tokens."""
-    return {"status": {s: sum(1 for r in responses if response_status(r) == s) for s in STATUSES},
-            "truncated": sum(1 for r in responses if truncated(r))}
+    answer the test cases come from (the test turn, else the only turn) was cut at max_tokens; both
+    as the runs' stats count them (:func:`testleak.metrics.steps.refusal_stats`)."""
+    st = refusal_stats(responses)
+    return {"status": {s: st[s] for s in STATUSES}, "truncated": st["truncated"]}
 
 
 def prefix_recall(truth: Sequence[Mapping], responses: Sequence[Mapping]) -> dict:
