@@ -201,10 +201,17 @@ def check_labels(labels_path: Path, responses_path: Path) -> str | None:
     return None
 
 
+def _hmacs(c: dict) -> list[str]:
+    """A candidate's label hashes: of its value and, for an escaped literal, of the literal as
+    written (a label holds the source text, ExtractPII the decoded value; the guide takes either)."""
+    return [c["value_hmac"]] + list(c.get("source_hmacs", ()))
+
+
 def evaluate(labels: list[dict], cands: list[dict]) -> dict:
     lab = {(r["response_id"], r["value_hmac"]): r for r in labels}
     found: dict[tuple, set] = {}
     for c in cands:
+        c["value_hmac"] = next((h for h in _hmacs(c) if (c["response_id"], h) in lab), c["value_hmac"])
         found.setdefault((c["response_id"], c["value_hmac"]), set()).add(c["attribute"])
     per_attr: dict[str, Counter] = {}
 
@@ -389,8 +396,22 @@ def with_hmacs(cands: list[dict], responses: list[dict], params: dict) -> list[d
 
     raw = {c["value_hash"]: c["value"] for c in candidates_from_responses(responses, Taxonomy.from_config(params))[0]}
     recs = {r["id"]: r for r in responses}
-    return [{**c, "value_hmac": value_hmac(c.get("value", raw.get(c["value_hash"], "")), recs[c["response_id"]])}
-            for c in cands]
+    out = []
+    for c in cands:
+        rec = recs[c["response_id"]]
+        span = (c.get("evidence") or {}).get("span") or (0, 0)
+        written = _inner((rec.get("tests_text") or "")[span[0]:span[1]])
+        out.append({**c, "value_hmac": value_hmac(c.get("value", raw.get(c["value_hash"], "")), rec),
+                    "source_hmacs": [value_hmac(written, rec)] if written else []})
+    return out
+
+
+def _inner(token: str) -> str:
+    """The text between a literal token's quotes (``"a\\"b"`` -> ``a\\"b``), or "" for no token."""
+    for q in ('"""', "'''", '"', "'", "`"):
+        if len(token) >= 2 * len(q) and token.startswith(q) and token.endswith(q):
+            return token[len(q):-len(q)]
+    return ""
 
 
 def agreement(path_a: Path, path_b: Path, out: Path | None = None) -> int:

@@ -32,14 +32,15 @@ from typing import Iterable
 from ..privacy import value_hash
 from ..taxonomy import Taxonomy
 from ..formats import CodeBlock, split_code_blocks
-from .detect import Detector
-from .lexer import comment_keys, cut_literal, lex
+from .detect import CHECKS, Detector
+from .lexer import comment_keys, cut_literal, lex, masked_code
 from .lexkeys import collect_c_signatures
 from .literals import TRANSFORMED_KEY, Literal, Parsed
 from .multivalue import split_values, sql_statements
 from .prose import field_lines, mentions, prose_spans
 from .doctests import doctest_literals
 from .pyparse import collect_signatures, parse_python, parse_tree
+from .usekeys import use_keys
 
 _PROSE_MARK = re.compile(
     r"^[ \t]{0,3}(?:#{1,6}[ \t]*|[-*+][ \t]+|\d+\.[ \t]+)?(?:\*\*|__)?[ \t]*(?:test[ \t]*[- ]?case|test)[ \t]*#?[ \t]*\d+\b",
@@ -127,15 +128,18 @@ def _marker_regions(text: str, blocks: list[CodeBlock]) -> list[tuple[int, int]]
     return out
 
 
-def _python_trees(blocks: list[CodeBlock], info: ExtractInfo,
-                  context: Iterable[str] = ()) -> tuple[list, dict[str, list[str]], dict[str, list[str]]]:
+def _python_trees(blocks: list[CodeBlock], info: ExtractInfo, context: Iterable[str] = ()
+                  ) -> tuple[list, dict[str, list[str]], dict[str, list[str]], dict[str, list[str]]]:
     """Pass 1: a Python tree per block (None when not Python or not parsable) and the
     signatures defined anywhere in the answer, then in the ``context`` texts (the code the
     tests are about), to bind positional arguments; the answer's own definitions win.
-    Python definitions come from ``ast``, other languages' from :func:`collect_c_signatures`."""
+    Python definitions come from ``ast``, other languages' from :func:`collect_c_signatures`.
+    The fourth dict holds the ``context`` definitions alone (the code under test, for
+    :func:`.usekeys.use_keys`)."""
     trees: list = []
     sigs: dict[str, list[str]] = {}
     csigs: dict[str, list[str]] = {}
+    tested: dict[str, list[str]] = {}
     for b in blocks:
         t = None
         if b.language in (None, "python") and b.code.strip():
@@ -155,22 +159,25 @@ def _python_trees(blocks: list[CodeBlock], info: ExtractInfo,
                 continue
             if b.language not in (None, "python"):
                 collect_c_signatures(b.code, csigs)
+                collect_c_signatures(b.code, tested)
                 continue
             try:
                 t = parse_tree(b.code)
                 if t is not None:
                     collect_signatures(t[0], sigs)
+                    collect_signatures(t[0], tested)
                 else:
                     collect_c_signatures(b.code, csigs)
+                    collect_c_signatures(b.code, tested)
             except Exception as e:  # noqa: BLE001
                 info.errors.append(type(e).__name__)
-    return trees, sigs, csigs
+    return trees, sigs, csigs, tested
 
 
 def _parse_blocks(blocks: list[CodeBlock], attr_for, info: ExtractInfo,
                   context: Iterable[str] = (), text: str = "") -> list[tuple[CodeBlock, str | None, Parsed]]:
     """Pass 2: literals and test intervals per block (``ast`` for Python, else the lexer)."""
-    trees, sigs, csigs = _python_trees(blocks, info, context)
+    trees, sigs, csigs, tested = _python_trees(blocks, info, context)
     per_block: list[tuple[CodeBlock, str | None, Parsed]] = []
     for b, t in zip(blocks, trees):
         lang = b.language
@@ -193,6 +200,8 @@ def _parse_blocks(blocks: list[CodeBlock], attr_for, info: ExtractInfo,
         info.parsers[parsed.parser] = info.parsers.get(parsed.parser, 0) + 1
         try:
             parsed = Parsed(comment_keys(b.code, parsed.literals, lang, attr_for), parsed.tests, parsed.parser)
+            parsed = Parsed(use_keys(b.code, masked_code(b.code, lang), parsed.literals, attr_for, CHECKS["identity"],
+                                     tested), parsed.tests, parsed.parser)
         except Exception as e:  # noqa: BLE001
             info.errors.append(type(e).__name__)
         if b is blocks[-1] and not b.closed and b.end >= len(text.rstrip()):

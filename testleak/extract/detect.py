@@ -16,7 +16,10 @@ variable name it is bound to, or None) :meth:`Detector.classify` returns
    (except PEM keys) and anything over 512 characters. Under a key that names an attribute
    (not a bare ``name``), one character, a masked value, a placeholder, the key's own name and
    a run of symbols are a test's input all the same: kept with ``validity`` ``{"ok": False,
-   "reason"}`` (:data:`KEPT_UNDER_KEY`) for the format rules to reject, counted.
+   "reason"}`` (:data:`KEPT_UNDER_KEY`) for the format rules to reject, counted. A date alone
+   under a bank or medical key, 32+ hex digits under a password key (a stored hash) and, under a
+   credential's key, a text of 3+ words that names the credential (``No password provided``)
+   are no value.
 2. Self-certifying formats win over any key (precedence: checksum-validated format > key
    lexicon > shape): an email (email-validator syntax, internationalized addresses
    included, no DNS) -> ``email``; a vendor secret prefix (``sk-``, ``sk_live_``, ``ghp_``,
@@ -85,6 +88,10 @@ _FILLER = frozenset("your my the a an here placeholder insert replace me change 
 # transaction or record date, not the statement or the record
 _DATE_ONLY = re.compile(r"^(?:\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[./]\d{1,2}[./]\d{4})(?:[ T]\d{1,2}:\d{2}(?::\d{2})?\s?(?:[AaPp][Mm])?)?$")
 _UNDATED = frozenset({"bank_statement", "medical_record"})
+_DIGEST = re.compile(r"^[0-9a-fA-F]{32,}$")
+# a secret seldom spells out its own kind: three words, one of them naming the secret, are
+# a message (a name or an address names its parts: "12 Oak Street" is an address)
+_CREDENTIALS = frozenset({"password", "auth_token", "secret_key"})
 _SLUG = re.compile(r"^[A-Za-z][\w-]*$")
 
 # --- shapes ---------------------------------------------------------------------------
@@ -390,6 +397,10 @@ class Detector:
             return a, "lexicon", {"ok": False, "reason": KEPT_UNDER_KEY[why]}
         if a in _UNDATED and _DATE_ONLY.match(s):
             return None  # a transaction or record date under a bank or medical key: no value
+        if a == "password" and _DIGEST.match(s):
+            return None  # 32+ hex digits under a password key: a stored hash, derived data
+        if a in _CREDENTIALS and self._names_own_attribute(s, a):
+            return None  # "No password provided" under a password key: a message about the value
         ok = {"ok": True}
         # 2. self-certifying shapes: e-mail, vendor key prefix, checksummed formats
         if "@" in s and self._has("email") and is_email(s):
@@ -423,6 +434,11 @@ class Detector:
         if a == "credit_card" and _card_part(key) != "number":
             shape = "a CVV (3-4 digits)" if _card_part(key) == "cvv" else "an expiry (MM/YY)"
         return a, "lexicon", {"ok": False, "reason": f"keyed {a} value without {shape}"}
+
+    def _names_own_attribute(self, s: str, attr: str) -> bool:
+        """True for a text of 3+ words one of which is a key of ``attr`` (``No password provided``)."""
+        words = re.findall(r"[^\W\d_]+", s)
+        return len(s.split()) >= 3 and any(self.attribute_for_key(w.lower()) == attr for w in words)
 
     def _named_by(self, s: str) -> str | None:
         """The attribute a placeholder spells out once its filler words go (``your_private_key``,

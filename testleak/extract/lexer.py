@@ -191,6 +191,11 @@ def _scan(code: str, language: str | None) -> tuple[list[_Token], str]:
     return toks, "".join(pieces)
 
 
+def masked_code(code: str, language: str | None) -> str:
+    """``code`` with string bodies and comments blanked (the same length, newlines kept)."""
+    return _scan(code, language)[1]
+
+
 def _bind_keys(code: str, masked: str, toks: list[_Token], attr_for,
                sigs: dict[str, list[str]] | None) -> list[Literal]:
     """Each token as a :class:`Literal` bound to the key the masked code around it gives (see the

@@ -247,7 +247,7 @@ def _assert_key(code: str, masked: str, s: int, attr_for) -> str | None:
 
 _CMP_BEFORE = re.compile(r"(?<![=!<>])(?:===?|!==?)\s*$")
 _CMP_AFTER = re.compile(r"\s*(?:===?|!==?)(?!=)")
-_EQUALS = r"(?:equals|Equals|equalsIgnoreCase|EqualsIgnoreCase)"
+_EQUALS = r"(?:equals|Equals|equalsIgnoreCase|EqualsIgnoreCase|contentEquals|SequenceEqual)"
 _EQUALS_AFTER = re.compile(r"\s*\.\s*" + _EQUALS + r"\s*\(")
 _EQUALS_BEFORE = re.compile(r"\.\s*" + _EQUALS + r"\s*\(\s*$")
 _NAME_END = re.compile(r"(?P<n>(?:[^\W\d]|\$)[\w$]*)\s*$")
