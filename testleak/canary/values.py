@@ -15,6 +15,7 @@ import base64
 import json
 import random
 import string
+from datetime import date
 
 from faker import Faker
 from stdnum import iban as std_iban, luhn
@@ -35,6 +36,9 @@ def _alnum(rng: random.Random, n: int, alphabet: str = string.ascii_letters + st
     return "".join(rng.choice(alphabet) for _ in range(n))
 
 
+# birth dates from a fixed window (ages 18-85 in 2026), not Faker's date_of_birth, which counts
+# back from today: a value must be a function of its seed alone, whatever the day of the run
+BIRTH_WINDOW = (date(1941, 1, 1), date(2008, 12, 31))
 _FAKER: Faker | None = None
 
 
@@ -62,7 +66,7 @@ def make_value(attribute: str, seed: int) -> str:
     elif attribute == "phone":
         v = f"+1 ({rng.randint(201, 989)}) {rng.randint(200, 999)}-{rng.randint(0, 9999):04d}"
     elif attribute == "date_of_birth":
-        v = fake.date_of_birth(minimum_age=18, maximum_age=85).isoformat()
+        v = fake.date_between_dates(*BIRTH_WINDOW).isoformat()
     elif attribute == "identity":
         v = fake.ssn()
     elif attribute == "medical_record":
