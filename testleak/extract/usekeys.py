@@ -62,19 +62,19 @@ def _argument_index(masked: str, open_: int, pos: int, end: int) -> int | None:
     return idx if after[:1] in (",", ")") else None
 
 
-def _call_key(masked: str, var: str, after: int, tested: dict[str, list[str]], attr_for) -> str | None:
+def _call_key(code: str, var: str, after: int, tested: dict[str, list[str]], attr_for) -> str | None:
     """The key a later use of ``var`` as a whole argument of a tested function gives. Read on
     the raw code: a call inside an interpolation slot (``$"{IsValid(test1)}"``) is a use."""
-    for m in re.finditer(rf"(?<![\w$.]){re.escape(var)}(?![\w$])", masked[after:]):
+    for m in re.finditer(rf"(?<![\w$.]){re.escape(var)}(?![\w$])", code[after:]):
         pos, end = after + m.start(), after + m.end()
-        open_ = _enclosing_open(masked, pos)
-        if open_ is None or masked[open_] != "(":
+        open_ = _enclosing_open(code, pos)
+        if open_ is None or code[open_] != "(":
             continue
-        c = _CALLEE.search(masked, 0, open_)
+        c = _CALLEE.search(code, 0, open_)
         name = c.group(1) if c else None
         if name not in tested:
             continue
-        idx = _argument_index(masked, open_, pos, end)
+        idx = _argument_index(code, open_, pos, end)
         if idx is None:
             continue
         params = tested[name]
