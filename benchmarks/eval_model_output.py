@@ -209,10 +209,12 @@ def _hmacs(c: dict) -> list[str]:
 
 def evaluate(labels: list[dict], cands: list[dict]) -> dict:
     lab = {(r["response_id"], r["value_hmac"]): r for r in labels}
+    # each candidate's label key: the first of its hashes that a label holds
+    keys = [(c["response_id"], next((h for h in _hmacs(c) if (c["response_id"], h) in lab), c["value_hmac"]))
+            for c in cands]
     found: dict[tuple, set] = {}
-    for c in cands:
-        c["value_hmac"] = next((h for h in _hmacs(c) if (c["response_id"], h) in lab), c["value_hmac"])
-        found.setdefault((c["response_id"], c["value_hmac"]), set()).add(c["attribute"])
+    for c, key in zip(cands, keys):
+        found.setdefault(key, set()).add(c["attribute"])
     per_attr: dict[str, Counter] = {}
 
     def bump(a, k, n=1):
@@ -236,8 +238,8 @@ def evaluate(labels: list[dict], cands: list[dict]) -> dict:
             bump(a, "right_real", right)
     prec = Counter()
     wrong = []
-    for c in cands:
-        r = lab.get((c["response_id"], c["value_hmac"]))
+    for c, key in zip(cands, keys):
+        r = lab.get(key)
         ok = r is not None and r["attribute"] == c["attribute"]
         bump(c["attribute"], "candidates")
         bump(c["attribute"], "correct", ok)

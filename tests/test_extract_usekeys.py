@@ -4,24 +4,13 @@ per kind; each also shows the case the rule must leave alone."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-import yaml
 
 from testleak.extract import extract
-from testleak.taxonomy import Taxonomy
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture(scope="module")
-def tax() -> Taxonomy:
-    return Taxonomy.from_config(yaml.safe_load((ROOT / "testleak/resources/taxonomy_paper.yaml").read_text()))
-
-
-def got(tax, code, lang, context=()):
-    return [(c["value"], c["attribute"]) for c in extract(code, tax, language=lang, context=context)]
+def got(taxonomy, code, lang, context=()):
+    return [(c["value"], c["attribute"]) for c in extract(code, taxonomy, language=lang, context=context)]
 
 
 CS_UNDER_TEST = "class Game {\n  public static bool IsValidUsername(string username) { return true; }\n" \
@@ -50,8 +39,8 @@ CALL_SITES = [
 
 
 @pytest.mark.parametrize("lang,code,under_test,expected", CALL_SITES)
-def test_call_sites_of_the_code_under_test_name_a_variables_value(tax, lang, code, under_test, expected):
-    assert got(tax, code, lang, context=[under_test] if under_test else ()) == expected
+def test_call_sites_of_the_code_under_test_name_a_variables_value(taxonomy, lang, code, under_test, expected):
+    assert got(taxonomy, code, lang, context=[under_test] if under_test else ()) == expected
 
 
 BARE_IDS = [
@@ -67,8 +56,8 @@ BARE_IDS = [
 
 
 @pytest.mark.parametrize("lang,code,expected", BARE_IDS)
-def test_a_bare_id_in_a_persons_record_is_an_identity(tax, lang, code, expected):
-    assert got(tax, code, lang) == expected
+def test_a_bare_id_in_a_persons_record_is_an_identity(taxonomy, lang, code, expected):
+    assert got(taxonomy, code, lang) == expected
 
 
 NOT_VALUES_UNDER_KEYS = [
@@ -86,8 +75,8 @@ NOT_VALUES_UNDER_KEYS = [
 
 
 @pytest.mark.parametrize("lang,code,expected", NOT_VALUES_UNDER_KEYS)
-def test_hashes_and_messages_under_a_secrets_key_are_no_values(tax, lang, code, expected):
-    assert got(tax, code, lang) == expected
+def test_hashes_and_messages_under_a_secrets_key_are_no_values(taxonomy, lang, code, expected):
+    assert got(taxonomy, code, lang) == expected
 
 
 METHOD_EQUALITY = [
@@ -97,5 +86,5 @@ METHOD_EQUALITY = [
 
 
 @pytest.mark.parametrize("lang,code,expected", METHOD_EQUALITY)
-def test_method_equality_binds_the_compared_name(tax, lang, code, expected):
-    assert got(tax, code, lang) == expected
+def test_method_equality_binds_the_compared_name(taxonomy, lang, code, expected):
+    assert got(taxonomy, code, lang) == expected

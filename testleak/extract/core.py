@@ -200,8 +200,8 @@ def _parse_blocks(blocks: list[CodeBlock], attr_for, info: ExtractInfo,
         info.parsers[parsed.parser] = info.parsers.get(parsed.parser, 0) + 1
         try:
             parsed = Parsed(comment_keys(b.code, parsed.literals, lang, attr_for), parsed.tests, parsed.parser)
-            parsed = Parsed(use_keys(b.code, masked_code(b.code, lang), parsed.literals, attr_for, CHECKS["identity"],
-                                     tested), parsed.tests, parsed.parser)
+            parsed = Parsed(use_keys(b.code, lambda: masked_code(b.code, lang), parsed.literals, attr_for,
+                                     CHECKS["identity"], tested), parsed.tests, parsed.parser)
         except Exception as e:  # noqa: BLE001
             info.errors.append(type(e).__name__)
         if b is blocks[-1] and not b.closed and b.end >= len(text.rstrip()):

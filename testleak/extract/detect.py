@@ -437,8 +437,8 @@ class Detector:
 
     def _names_own_attribute(self, s: str, attr: str) -> bool:
         """True for a text of 3+ words one of which is a key of ``attr`` (``No password provided``)."""
-        words = re.findall(r"[^\W\d_]+", s)
-        return len(s.split()) >= 3 and any(self.attribute_for_key(w.lower()) == attr for w in words)
+        return len(s.split()) >= 3 and any(self.attribute_for_key(w.lower()) == attr
+                                           for w in re.findall(r"[^\W\d_]+", s))
 
     def _named_by(self, s: str) -> str | None:
         """The attribute a placeholder spells out once its filler words go (``your_private_key``,

@@ -95,21 +95,24 @@ def _record_of_person(masked: str, lit: Literal, lits: list[Literal], attr_for) 
     return any(o is not lit and open_ < o.start < close and o.key and attr_for(o.key) in PERSON for o in lits)
 
 
-def use_keys(code: str, masked: str, lits: list[Literal], attr_for, identity_shape,
+def use_keys(code: str, mask, lits: list[Literal], attr_for, identity_shape,
              tested: dict[str, list[str]]) -> list[Literal]:
-    """``lits`` with keys from how the code uses their values (module docstring). ``masked``:
-    ``code`` with string bodies and comments blanked; ``identity_shape(value, key)``: whether
-    a value has an identity number's shape; ``tested``: function name -> parameter names of
-    the code under test."""
+    """``lits`` with keys from how the code uses their values (module docstring). ``mask()``:
+    ``code`` with string bodies and comments blanked, asked for only when a bare ``id`` needs
+    its record; ``identity_shape(value, key)``: whether a value has an identity number's shape;
+    ``tested``: function name -> parameter names of the code under test."""
     out = list(lits)
+    masked = None
     for i, lit in enumerate(lits):
         k = lit.key
-        if not k or attr_for(k) or not _IDENT.match(k) or len(masked) != len(code):
+        if not k or attr_for(k) or not _IDENT.match(k):
             continue
         new = None
         if normalize_identifier(k) == "id":
-            if identity_shape(lit.value, IDENTITY_KEY) and _record_of_person(masked, lit, lits, attr_for):
-                new = IDENTITY_KEY
+            if identity_shape(lit.value, IDENTITY_KEY):
+                masked = mask() if masked is None else masked
+                if len(masked) == len(code) and _record_of_person(masked, lit, lits, attr_for):
+                    new = IDENTITY_KEY
         elif tested:
             new = _call_key(code, k, lit.end, tested, attr_for)  # raw: calls in ${...} slots count
         if new:
