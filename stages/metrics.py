@@ -59,7 +59,7 @@ def main(argv: list[str]) -> int:
     m["efficiency"] = efficiency(m["steps"]["total"]["confirmed"], stats.get("responses"), m["responses"]["responses"],
                                  m["responses"]["test_cases"], price)
     write_json(paths.run_metrics(run), m)
-    write_json(paths.metrics(run), headline(m, tax.categories))
+    write_json(paths.metrics(run), headline(m))
     curve_responses = with_tests_written(responses, tax) if ours else responses   # test cases as the metrics count them
     write_curve(paths.metrics_plot(run), run_curve(curve_responses, confirmed, tax, candidates, price, tests if ours else 1),
                 tax.categories)

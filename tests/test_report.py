@@ -135,13 +135,12 @@ def test_rejections_per_reason_in_metrics_and_report(project):
 
 def test_headline_metrics_in_git(project):
     h = json.loads((project / "metrics/ours.json").read_text())
-    assert h == {"confirmed": 3, "instances": 3,
-                 "permille": {"total": 100.0, "identifiable": 100.0, "private": 0.0, "secret": 100.0},
-                 "lp1_permille": {"identifiable": 58.8235, "private": 0.0, "secret": 58.8235},
-                 "refusal_rate": 0.3333, "responses": 3, "tokens": 3 * 400 + 3000}
+    assert h == {"confirmed": 3, "permille": 100.0, "responses": 3, "tokens": 3 * 400 + 3000}
     # the elicitation budget and confirmed (3 distinct) per 1,000 completion tokens / per 100 calls:
     # with the step statistics (a plain output), not a headline column of `dvc exp show`
     m = json.loads((project / "data/metrics/ours.json").read_text())
+    assert m["steps"]["categories"]["secret"]["permille"] == 100.0 and m["responses"]["refusal_rate"] == pytest.approx(1 / 3)
+    assert round(m["leakage"]["identifiable"]["lp1"] * 1000, 4) == 58.8235   # LP>=1, per category
     # every budget unit: responses, test cases, completion tokens, prompt + completion tokens, USD (at the
     # embedded model's price, 0)
     assert m["efficiency"] == {"confirmed": 3, "calls": 6, "prompt_tokens": 1200, "completion_tokens": 3000,

@@ -118,22 +118,16 @@ def confirmed_values(confirmed: Iterable[Mapping], candidates: Iterable[Mapping]
     return [out[k] for k in sorted(out)]
 
 
-def headline(m: Mapping, categories: Iterable[str]) -> dict:
-    """The few numbers tracked in git per run (issue 11 item 3): confirmed distinct and
-    instances, permille in total and per category, LP>=1 per category (permille), refusal
-    rate, responses and tokens. Rates rounded to 4 decimals so diffs show real changes. The
-    elicitation budget and confirmed per 1,000 completion tokens / per 100 calls (``efficiency``,
-    :mod:`.cost`) stay in data/metrics/RUN.json with the step statistics: every headline number is
-    a column of `dvc exp show` per run."""
-    cats = list(categories)
+def headline(m: Mapping) -> dict:
+    """The four numbers per run declared as DVC metrics (in git, a column each in `dvc exp show`):
+    confirmed distinct (attribute, value) pairs, permille (confirmed / test cases x 1000, rounded
+    to 4 decimals so diffs show real changes), responses and tokens. Everything else (per-category
+    permille, LP / IL, refusal rate, instances, budget, cost) is a step statistic: a plain output,
+    data/metrics/RUN.json."""
     steps, resp = m["steps"], m["responses"]
     return {
         "confirmed": steps["total"]["confirmed"],
-        "instances": steps["total"]["confirmed_instances"],
-        "permille": {"total": round(steps["total"]["permille"], 4),
-                     **{c: round(steps["categories"][c]["permille"], 4) for c in cats}},
-        "lp1_permille": {c: round(m["leakage"][c]["lp1"] * 1000, 4) for c in cats},
-        "refusal_rate": round(resp["refusal_rate"], 4),
+        "permille": round(steps["total"]["permille"], 4),
         "responses": resp["responses"],
         "tokens": resp["tokens"],
     }
