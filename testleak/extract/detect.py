@@ -60,7 +60,7 @@ from __future__ import annotations
 import re
 
 from ..formats import (BEARER, CVV, EXPIRY, HEX64, IBAN_SHAPE, PEM, PHONE_REGIONS, birth_date_error, card_digits,
-                       is_email, is_entropy_token, is_formatted_phone, is_iban, is_jwt, is_ssn, national_id,
+                       is_auth_header, is_email, is_entropy_token, is_formatted_phone, is_iban, is_jwt, is_ssn, national_id,
                        parse_date, parse_phone, vendor_key)
 from ..taxonomy import Taxonomy, normalize_identifier
 from .keys import KeyIndex, person_name_shape, transforms, without_modifiers
@@ -89,6 +89,7 @@ _FILLER = frozenset("your my the a an here placeholder insert replace me change 
 _DATE_ONLY = re.compile(r"^(?:\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[./]\d{1,2}[./]\d{4})(?:[ T]\d{1,2}:\d{2}(?::\d{2})?\s?(?:[AaPp][Mm])?)?$")
 _UNDATED = frozenset({"bank_statement", "medical_record"})
 _DIGEST = re.compile(r"^[0-9a-fA-F]{32,}$")
+_RECORD_ID = re.compile(r"^(?:\d+|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12})$")  # a number or a UUID
 # a secret seldom spells out its own kind: three words, one of them naming the secret, are
 # a message (a name or an address names its parts: "12 Oak Street" is an address)
 _CREDENTIALS = frozenset({"password", "auth_token", "secret_key"})
@@ -397,6 +398,8 @@ class Detector:
             return a, "lexicon", {"ok": False, "reason": KEPT_UNDER_KEY[why]}
         if a in _UNDATED and _DATE_ONLY.match(s):
             return None  # a transaction or record date under a bank or medical key: no value
+        if a == "username" and _last_part(key).endswith("id") and _RECORD_ID.match(s):
+            return None  # user_id = "77120": a record's number, not a name one logs in with
         if a == "password" and _DIGEST.match(s):
             return None  # 32+ hex digits under a password key: a stored hash, derived data
         if a in _CREDENTIALS and self._names_own_attribute(s, a):
@@ -455,6 +458,8 @@ class Detector:
             return "identity", "ssn"
         if self._has("auth_token") and is_jwt(s):
             return "auth_token", "jwt"
+        if self._has("auth_token") and is_auth_header(s):
+            return "auth_token", "auth_header"
         if has_digit and self._has("phone") and is_formatted_phone(s, self.phone_regions):
             return "phone", "phone"
         if has_digit and self._has("address") and s[0].isdigit() and _STREET.match(s):

@@ -9,6 +9,7 @@
 - **A bare ``id`` beside a person's fields.** ``{ Name = "...", DOB = "...", Id = "A0123" }``:
   in a record (the innermost bracket group) whose other keys name a person's attributes, the
   ``id`` is that person's identity number, when the value has an identity number's shape.
+- **Values a loop binds** (:mod:`.loops`): a row's elements take the keys of the loop's variables.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from __future__ import annotations
 import re
 
 from ..taxonomy import normalize_identifier
+from .detect import AMBIGUOUS_BARE
 from .lexkeys import _match_close
 from .literals import Literal
+from .loops import loop_keys
 
 _IDENT = re.compile(r"^[A-Za-z_$][\w$]*$")
 _CALLEE = re.compile(r"([A-Za-z_$][\w$]*)\s*$")
@@ -27,6 +30,7 @@ _CLOSE = {v: k for k, v in _OPEN.items()}
 PERSON = frozenset({"name", "email", "phone", "address", "date_of_birth", "username"})
 IDENTITY_KEY = "id_number"   # a key the paper taxonomy's identity lexicon holds
 _STATEMENT_END = re.compile(r"[;\n]")
+_LOOP = re.compile(r"\bfor(?:each)?\b|\.forEach\b")
 
 
 def _enclosing_open(masked: str, pos: int, limit: int = 2000) -> int | None:
@@ -78,9 +82,10 @@ def _call_key(code: str, var: str, after: int, tested: dict[str, list[str]], att
         if idx is None:
             continue
         params = tested[name]
-        if idx < len(params) and attr_for(params[idx]):
-            return params[idx]
-        if attr_for(name):
+        param = params[idx] if idx < len(params) else None
+        if param and attr_for(param) and not (normalize_identifier(param) in AMBIGUOUS_BARE and attr_for(name)):
+            return param  # validateUsername(name): the function's name says which name
+        if attr_for(name) and (idx == 0 or len(params) <= 1):  # a function's name names its first input
             return name
     return None
 
@@ -117,4 +122,9 @@ def use_keys(code: str, mask, lits: list[Literal], attr_for, identity_shape,
             new = _call_key(code, k, lit.end, tested, attr_for)  # raw: calls in ${...} slots count
         if new:
             out[i] = Literal(lit.value, new, lit.start, lit.end, lit.cut)
+    if _LOOP.search(code):
+        masked = mask() if masked is None else masked
+        if len(masked) == len(code):
+            out = loop_keys(code, masked, out, attr_for, lambda var, after, end: _call_key(
+                code[:end], var, after, tested, attr_for) if tested else None)
     return out
