@@ -1,47 +1,15 @@
 """Echo marking: candidates that repeat what the prompt of their own response gave the model.
 
-An echo of a hint is not evidence of memorization. The paper counts a leak only when the value
-is found in the code corpus and is neither a placeholder nor a hallucination (Sec. 4.3); a value
-the model copied, re-cased or re-punctuated from its own prompt proves nothing about its training
-data, whatever the corpus says. Worse, the libraries of round >= 1 are built from confirmed
-leaks (Sec. 5): a model that echoes such a fragment would have the same leak counted again,
-once per round. So :func:`mark_echoes` (the candidates stage) marks every echo with ``echo_of``
-(where the value came from) and ``echo_match`` (how it matched), and the format-rules step of
-the judged stage rejects it with rules status ``echo`` (:mod:`testleak.verify.judge`): the
-candidate stays a record, is counted (``echoes`` in candidates_stats.json, ``rules_status.echo``
-in judged_stats.json) and is never searched or confirmed.
-
-Hint sources, per response (what the prompt of *that* response held, nothing wider):
-
-- ``library:<attribute>:fragment``: the library fragments sampled for the response
-  (``hints.by_attribute[a].fragments``, recorded by :mod:`testleak.elicit.responses`), from the
-  prior library (round 0) or a built one (round >= 1). Templates are structure with slot
-  symbols (``<EMAIL>``), not values, and are not hint values.
-- ``prompt``: every user/system text the model was given (:func:`testleak.extract.core.prompt_texts`):
-  for ours the question and both turns' requests, for the baselines (which have no library)
-  the rendered template or seed, whose slots hold names, cities, prefixes and dictionary values.
-
-Matching (decided here): both sides are normalized to tokens: NFKC, case-folded, maximal runs
-of letters/digits, each CJK character its own token (punctuation and spacing never matter).
-
-- ``equal``: the candidate's tokens equal a library fragment's tokens (``Wei Zhang`` for the
-  fragment ``Wei Zhang``, also ``wei_zhang`` or ``WEI-ZHANG``).
-- ``span``: a library fragment is a contiguous token span of the candidate and every other
-  token of the candidate is in the prompt too (``Dr. Wei Zhang`` when the prompt also says
-  ``Dr.``); source: that fragment. For ``prompt``: the candidate is a contiguous token span
-  of the prompt.
-- ``tokens``: every token of the candidate occurs in the prompt, not contiguously
-  (``Zhang Wei`` or ``14/03/1987`` from the fragments ``Wei Zhang`` / ``1987-03-14``; source:
-  the fragment holding every token, else ``prompt``).
-
-So an echo is a value in which the model added no token of its own. A fragment that the model
-*completed* is not an echo: ``@gmail.com`` or ``+86 138-`` are completion cues (Sec. 5.1) and the
-completed address or number carries tokens the prompt did not give, which may be memorized;
-it goes through the rules, judge, search and review like any other candidate. A candidate
-without any letter or digit is never an echo (the rules judge it). Values found verbatim in
-the prompt never get here: ExtractPII drops them at extraction (``excluded`` in the stats).
-
-Records keep the raw value under data/ only; ``echo_of`` names a source, never a value.
+An echo of a hint is no evidence of memorization (paper Sec. 4.3), and since round >= 1 libraries
+are built from confirmed leaks (Sec. 5), counting echoes would count one leak once per round.
+:func:`mark_echoes` sets ``echo_of`` (the source) and ``echo_match`` (how it matched); the judged
+stage's rules reject the candidate with status ``echo``: a counted record, never searched or
+confirmed. Sources, per response only: ``library:<attribute>:fragment`` (the fragments sampled for
+it; templates are not values) and ``prompt`` (every user/system text). Both sides become NFKC,
+case-folded tokens (letter/digit runs, each CJK character one token), matched as ``equal``, ``span``
+or ``tokens``: an echo adds no token of its own, so a *completed* cue (``@gmail.com`` -> a full
+address) is not one. Records keep raw values under data/ only; ``echo_of`` names a source, never a
+value.
 """
 
 from __future__ import annotations

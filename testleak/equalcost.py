@@ -1,50 +1,16 @@
-"""Equal-cost budgets of the baseline runs (issue 14 item 5): "ours vs baselines" as a race at
-equal cost, in one module.
+"""Equal-cost budgets of the baseline runs: "ours vs baselines" as a race at equal cost.
 
-**What a run may spend.** Every run entry of ``experiment.runs`` carries a ``budget`` (resolved
-when params.yaml is composed, :func:`run_budgets`):
-
-- ``{kind: own}``: runs of method ``ours`` (their size is the experiment's questions and tests);
-- ``{kind: responses, responses: N}``: a baseline with ``experiment.baseline_budget: N`` (an
-  integer: N LLM responses, as before);
-- ``{kind: match_ours, reference: RUN, max_responses: CAP}``: a baseline with
-  ``experiment.baseline_budget: match_ours`` issues requests until its *completion tokens* reach
-  what the reference run ``RUN`` spent in its responses stage (``llm.completion_tokens`` of
-  ``data/runs/RUN/responses_stats.json``), with at most ``CAP`` responses
-  (``experiment.baseline_max_responses``) so that it cannot run away.
-
-**The unit** (``experiment.baseline_unit``, :data:`UNITS`): ``completion_tokens`` (default),
-``responses``, ``test_cases`` (a baseline response is one test case; ours' test cases are the
-tests it wrote, as Table 3 counts them), ``tokens`` (prompt + completion) or ``usd`` (at the model's price); the
-match_ours entry carries it (``unit``) and the stop rule below counts in it (M = 1 for responses
-and test cases, the baseline's ``max_tokens`` for completion tokens, the largest seen otherwise).
-
-Every entry also names ``reads``: the file its budget is read from, a DVC dep of
-``responses@RUN`` (testleak/graph.py): the reference's responses stats, so the baseline reruns
-when ours' spend changes; for runs without a reference the questions stats, which their stage
-reads anyway (DVC's ``foreach`` needs the key in every entry).
-
-**The reference** of a baseline is *the same model's* run of ours that the reports call "ours":
-among the protocol runs of method ``ours`` whose ablation is the experiment's own (``ablation``
-group; Table 4's named ablations such as ``ours_no_fl`` are never references), the highest
-round (``ours_r1`` in ``experiment=paper``), then unrolled per model like every run
-(``codexleaks--gpt-4o`` matches ``ours_r1--gpt-4o``). Choice (docs/BASELINES.md, equal-cost comparison): the
-cost of the earlier library rounds is not added to the final round's; the library is an
-input of the final round as the prior library is of round 0.
-
-**The stop rule** (:class:`ResponseBudget`), deterministic given the answers: responses are
-taken in request order; with a target of T completion tokens, spent C so far, issued n and at
-most M completion tokens per response (the baseline's ``max_tokens``; without one, the most
-seen so far), the next batch has ``max(1, floor((T - C) / M))`` requests (and never more than
-the cap leaves), so no batch can pass T by more than one response; it stops when C >= T or the
-cap is reached. Hence the baseline ends with T <= C < T + M (within 10 % once T >= 10 M),
-reruns served from the response cache replay the same token counts and stop at the same
-response, and batches stay parallel while far from the target. Every response issued is kept
-(nothing paid is thrown away). Failed calls count toward a bound of their own: once more
-responses failed than ``max_failed`` (``max_error_share`` x the cap: more would fail the stage
-at any size), no more are requested (stop ``calls failed``), so a failing endpoint is not asked
-until the cap; a rerun after the fix sends the failed requests again and goes on. An answer's tokens are the tokens the endpoint reported for it,
-also when served from the cache (as :mod:`testleak.llm.budget` counts them).
+Every run entry of ``experiment.runs`` gets a ``budget`` at composition (:func:`run_budgets`): ``own``
+(ours), ``responses`` (an integer ``baseline_budget``: N responses) or ``match_ours`` (spend up to
+the reference run's spend in ``experiment.baseline_unit``, :data:`UNITS`, at most
+``baseline_max_responses``); ``reads`` names the file the budget comes from, a DVC dep, so a
+baseline reruns when ours' spend changes. The reference is the same model's run of ours that the
+reports call "ours" (highest round, never a named ablation); the earlier library rounds' cost is not
+added (docs/BASELINES.md). Stop rule (:class:`ResponseBudget`): with target T, spent C and at most M
+per response (1 for responses and test cases, else ``max_tokens`` or the largest seen), the next
+batch has ``max(1, floor((T - C) / M))`` requests, so T <= C < T + M, deterministic given the answers
+(cached reruns stop at the same response). Every response issued is kept; once more than
+``max_failed`` failed, no more are requested. Tokens are as the endpoint reported, cached or not.
 """
 
 from __future__ import annotations
@@ -63,7 +29,7 @@ UNITS = ("responses", "test_cases", "completion_tokens", "tokens", "usd")
 #: ``experiment.baseline_unit: every``: the common budget, ours' spend reached in each of these units.
 EVERY = "every"
 COMMON_UNITS = ("responses", "test_cases", "completion_tokens", "tokens")
-TOLERANCE = 0.10                    # the issue's "within 10 %" (reported, not a stop rule parameter)
+TOLERANCE = 0.10                    # "within 10 %" of the target (reported, not a stop rule parameter)
 # Where testleak.paths.Paths places these files, relative to the project root (this module sits
 # below config and paths in the layer order, so it names them; tests/test_equalcost.py checks
 # they equal Paths.questions_stats and Paths.stats("responses", run)).

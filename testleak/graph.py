@@ -1,59 +1,16 @@
 """The pipeline graph in one place: what every DVC stage reads and writes. dvc.yaml is generated
-from it (``testleak dvc-yaml``, or ``python -m testleak.graph``) and a test keeps the committed
-dvc.yaml equal to the generation (tests/test_pipeline_graph.py).
+from it (``testleak dvc-yaml``) and tests/test_pipeline_graph.py keeps the committed file equal.
 
-Per stage this module declares
-- ``params``: the exact params.yaml keys the stage reads (a key covers its children; never a
-  whole group "just in case": adding a run must not rerun the others, so a per-run stage reads
-  ``experiment.runs.RUN`` and the few experiment sizes it uses);
-- ``deps``: every file or directory the stage reads, paths taken from :class:`testleak.paths.Paths`;
-- code: the stage's entry point ``stages/<name>.py`` and the transitive closure of the project
-  modules it imports (found statically, imports inside functions included; see
-  :func:`code_closure`), so shared modules (config, paths, records, privacy, taxonomy, ...) are
-  deps of every stage that uses them. A package whose every module is needed is listed as its
-  directory;
-- ``outs`` / ``metrics`` / ``plots``: every file the stage writes.
-
-dvc.yaml stays templated: per-run stages iterate ``foreach: ${experiment.runs}`` and the library
-stage ``foreach: ${experiment.library_from}``, so ``dvc exp run -S experiment=paper`` works without
-regenerating it. Paths below are therefore built with the DVC placeholders ``${key}`` (the run),
-``${item.library}`` (the run's input library) as run names.
-
-What ``dvc exp show`` lists, and so what params.yaml holds. Measured with DVC 3.67 on a scratch
-project (2026-12-01): ``dvc exp show`` lists EVERY leaf key of params.yaml (the default params
-file is collected whole, declared or not; ``--param-deps`` narrows it to the declared keys), but
-of any other params file only the keys dvc.yaml declares; a list is one column. params.yaml is
-what Hydra composes from conf/ (``dvc exp run -S`` writes it), so its size is the column count:
-the default experiment had 619 param columns (taxonomy 115, five copies of the model config in
-experiment.runs 150, model/judge/questioner 90, ...). Hence:
-- data is a file, not params: the taxonomy (categories, attributes with lexicons, scenarios) lives
-  in the file that ``taxonomy.file`` names (conf/taxonomy/<name>.yaml holds only ``name`` and
-  ``file``); every stage that declares the ``taxonomy`` params also depends on ``${taxonomy.file}``
-  (added by :func:`stage_dict`), so editing the file reruns exactly the stages that read it and
-  ``-S taxonomy=<name>`` still switches it;
-- a run references its model instead of copying it: ``experiment.runs.RUN`` holds ``model`` (the
-  model's name) and ``model_params`` (``model``, or ``experiment.models.ID`` in a multi-model
-  experiment; :func:`testleak.config.unroll_runs`), and each per-run stage that used to read the
-  copy declares ``${item.model_params}`` (``RUN_MODEL``), so a model change reruns exactly the runs
-  of that model, as before;
-- likewise the scorer models of the library division (GGUF parts by key) are the file
-  ``library.division.models_file`` names, a dep of the stages that declare ``library`` or that key;
-- and Presidio's entity table is the file ``presidio.entities_file`` names, a dep of the stages
-  that declare ``presidio``;
-- the canary group is composed by the canary experiments only (their stages are the only readers;
-  a foreach over an empty ``experiment.canary`` makes no stage, so DVC resolves none of its keys);
-- every stage still declares every key it reads (tests/test_pipeline_graph.py proves it under an
-  audit hook); the declarations are not what shrinks ``dvc exp show``, params.yaml is.
-tests/test_graph_params.py bounds the param columns of the default params.yaml.
-
-Not artifacts (never deps or outs; the graph test ignores them): params.yaml (read through
-``testleak.stage.load_stage_params`` and checked key by key), the caches under $TESTLEAK_CACHE (LLM answers, search
-answers, models: keyed by their full request), and logs/ (call logs with timestamps).
-
-The local corpus index reads the installed Python distributions, which ``requirements.lock``
-pins (scripts/bootstrap.sh installs from it; the index stage fails when they differ): index and
-canary_corpus depend on it, and the index writes the distributions and versions it indexed to
-data/index/manifest.json.
+Per stage: ``params`` (the exact params.yaml keys it reads, never a whole group, so adding a run
+reruns no other), ``deps`` (paths from :class:`testleak.paths.Paths`, plus its entry point and the
+static import closure of its modules, :func:`code_closure`) and ``outs`` / ``metrics`` / ``plots``.
+dvc.yaml stays templated (``foreach`` over runs and libraries, DVC placeholders in paths), so
+``dvc exp run -S experiment=paper`` needs no regeneration. ``dvc exp show`` lists every leaf key of
+params.yaml, so bulky data lives in files that are deps (``taxonomy.file``,
+``library.division.models_file``, ``presidio.entities_file``) and runs reference their model
+(``${item.model_params}``) instead of copying it; tests/test_graph_params.py bounds the columns.
+params.yaml, the caches and logs/ are never artifacts; requirements.lock is a dep of the stages
+that read the installed distributions (index, canary_corpus).
 """
 
 from __future__ import annotations

@@ -1,18 +1,11 @@
 """The method registry: every elicitation method registers here, by name, in one place.
 
-A *method* turns a run's inputs into ``response/1`` records that the unchanged per-run chain
-(ExtractPII -> judge -> corpus search -> review, :mod:`testleak.pipeline`) consumes:
-
-- ``ours``        the paper's two-turn code + test generation (:mod:`testleak.elicit`)
-- ``codexleaks``  CodexLeaks (Niu et al. 2023, :mod:`testleak.baselines.codexleaks`)
-- ``codebreaker`` Codebreaker (Han et al. 2025, :mod:`testleak.baselines.codebreaker`)
-
-Stages and the canary calibration look methods up with :func:`get` (an unknown name fails
-listing the known ones). The names are :data:`testleak.registry.METHODS` (what the schema accepts);
-this module binds one elicit function to each. To add a method: docs/ARCHITECTURE.md, "How to add".
-
-This module is also the one home of the counts of response statuses (:func:`summarize`; the
-statuses themselves are a record vocabulary, :data:`testleak.records.RESPONSE_STATUSES`).
+A *method* turns a run's inputs into ``response/1`` records for the unchanged per-run chain
+(:mod:`testleak.pipeline`): ``ours`` (:mod:`testleak.elicit`), ``codexleaks`` and ``codebreaker``
+(:mod:`testleak.baselines`). Stages and the canary calibration look methods up with :func:`get`
+(an unknown name fails listing the known ones); the names are :data:`testleak.registry.METHODS`.
+To add a method: docs/ARCHITECTURE.md, "How to add". :func:`summarize` counts response statuses
+(the statuses are :data:`testleak.records.RESPONSE_STATUSES`).
 """
 
 from __future__ import annotations

@@ -1,22 +1,13 @@
 """The per-run chain: responses -> candidates -> judged -> verified -> confirmed (paper Fig. 2).
 
-One library function per stage, the stage boundary: each takes the composed params (the
-mapping of params.yaml, or the canary calibration's in-memory params for its runs), the run name
-and the records of the stages before, and returns ``(records, stats)``; stats hold counts only
-(no raw values). Config values are read typed, key by key, through :func:`testleak.config.typed`
-(the schema holds every default; a stage reads what dvc.yaml declares for it) and passed down as
-schema models and values (the run's method gets :class:`testleak.methods.RunInputs`); the
-mapping itself goes only to the run lookups (:func:`testleak.config.run_spec`,
-:func:`~testleak.config.run_model`) and the typed views built from it
-(:meth:`~testleak.elicit.responses.ElicitSettings.from_params`). The DVC stages
-(``stages/<stage>.py``) are thin wrappers around exactly one of them; :func:`run_chain` chains
-the same functions in memory for the canary calibration (``testleak.canary.pipeline``). Inputs
-that come from files (questions, the run's library, the judge's examples, labels) are read by
-:func:`method_inputs`, :func:`judge_fragments` and :func:`review_labels`, so that both callers
-read them alike.
-
-Artifacts: :func:`write_artifact` writes a stage's records (tagged with their schema) to
-``Paths.records(stage, run)`` and its stats to ``Paths.stats(stage, run)``.
+One library function per stage, the stage boundary: each takes the composed params (params.yaml,
+or the canary calibration's in-memory params), the run name and the records of the stages before,
+and returns ``(records, stats)``; stats hold counts only, never raw values. Config is read typed,
+key by key (:func:`testleak.config.typed`), and passed down as schema models; the mapping itself
+goes only to the run lookups and typed views. The DVC stages (``stages/<stage>.py``) wrap exactly
+one function each; :func:`run_chain` chains them in memory for the canary calibration. File inputs
+are read by :func:`method_inputs`, :func:`judge_fragments` and :func:`review_labels`, so that both
+callers read them alike; :func:`write_artifact` writes records and stats where ``Paths`` says.
 """
 
 from __future__ import annotations
@@ -219,21 +210,14 @@ def gateway_spend(gateway) -> dict:
 
 
 def candidates(params: Mapping, run: str, responses: Iterable[dict], models_dir=None) -> tuple[list[dict], dict]:
-    """The run's candidate values: ExtractPII over the responses (deterministic), or, for a
-    baseline under ``baselines.protocol: published`` (:func:`run_protocol`), the baseline's own
-    published filter/verifier (``PUBLISHED`` of :mod:`testleak.baselines.published`: CodexLeaks'
-    membership-inference filter, Codebreaker's Presidio NER). ``models_dir``:
-    where a reference model of CodexLeaks' filter is assembled (default ``Paths().models``).
-    Every candidate that echoes its own response's prompt or library hints is marked
-    (``echo_of``, :mod:`testleak.echo`; counted as ``echoes``); the judged stage's format rules
-    reject it (status ``echo``). Echoes, taxonomy words and placeholders keep only ``value_hash``
-    and ``masked`` (:func:`testleak.verify.rules.withhold`; counted under ``withheld``), under
-    ``published`` too, whose pass-through then gives them their status instead of searching them
-    (placeholders are not withheld under ``verifier.judge_mode: judge``, which applies no
-    placeholder rule). A response gives at most
-    ``answers.max_candidates_per_response`` candidates, the first in extraction order
-    (:func:`cap_candidates`; counted under ``cap``), so one bad answer cannot buy thousands of
-    judge calls."""
+    """The run's candidate values: ExtractPII over the responses, or under ``baselines.protocol:
+    published`` the baseline's own filter (``PUBLISHED`` of :mod:`testleak.baselines.published`);
+    ``models_dir`` is where CodexLeaks' reference model is assembled (default ``Paths().models``).
+    Echoes of the response's own prompt or hints are marked (:mod:`testleak.echo`) for the rules to
+    reject. Echoes, taxonomy words and placeholders keep only ``value_hash`` and ``masked``
+    (:func:`testleak.verify.rules.withhold`; ``withheld``), under ``published`` too; placeholders are
+    not withheld under ``verifier.judge_mode: judge``. At most ``answers.max_candidates_per_response``
+    per response (:func:`cap_candidates`), so one bad answer cannot buy thousands of judge calls."""
     proto = run_protocol(params, run)
     own = PUBLISHED.get(methods.get(run_spec(params, run).get("method")).name)
     responses = list(responses)

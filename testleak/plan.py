@@ -1,34 +1,15 @@
 """`testleak plan`: the LLM calls, tokens, GitHub searches, time and cost of an experiment, before it runs.
 
-Counts come from the stages' own code: each LLM stage's library function runs against a
-:class:`DryRunGateway`, the real gateway (same sampling parameters, cache keys, duplicate
-sharing, response cache) with the network replaced. A request already in the response cache
-is answered from it, so the plan follows what the stage will really do next and says how many
-calls are already paid for; any other request is recorded and answered with a synthetic answer
-that keeps the stage going:
-
-- ``questions``: :func:`testleak.elicit.generate_questions` (one request per scenario and try;
-  a synthetic answer lists the requested number of tasks, so uncached scenarios need one try);
-- ``responses@RUN``: :func:`testleak.pipeline.responses`, i.e. the run's registered method: the
-  question plan, code turn, G(c) selection (``functions_per_response``), hints, test turn;
-  CodexLeaks' prompt plan and Codebreaker's evolution within the run's budget (under
-  ``baseline_budget: match_ours`` the completion tokens of the same model's ours: its stats when
-  it has run, else its planned tokens above, :mod:`testleak.equalcost`). A synthetic
-  code answer is a function over the question's attributes, so every question gets a test turn
-  (an upper bound; the call log's share of test turns per code turn refines the expectation);
-- ``judged@RUN``: one call per candidate (rule-passing candidate for ``judge_mode: both``), which
-  depends on what the model writes: **estimated** as judge calls per response of earlier runs in
-  the call log (the same run name, else all runs), else one per requested test case; prompts are
-  built by :func:`testleak.verify.judge.build_prompt` with the run's few-shot fragments;
-- GitHub search (``verifier=github``): at most one request per page (``max_pages``) per judged
-  candidate (an upper bound: only kept values are searched), and the minimum wall time at
-  ``requests_per_minute`` per token (tokens: the variables of ``token_envs`` set now, at least 1).
-
-Tokens: a cached answer counts at its recorded usage; otherwise prompt tokens are estimated from
-the prompt text (:func:`testleak.llm.budget.estimate_prompt_tokens`) and completion tokens are
-the mean of the same model's answers for the same purpose in ``logs/llm_calls.jsonl`` (else of
-other models, else ``max_tokens``, an upper bound), capped at ``max_tokens``. Cost: each model's
-``price`` (:func:`testleak.llm.budget.cost_usd`). Every row says what its numbers rest on.
+Counts come from the stages' own code run against a :class:`DryRunGateway`: the real gateway with
+the network replaced. Cached requests are answered from the cache (the plan says how many calls
+are already paid for); others are recorded and answered synthetically so that the stage goes on (a
+code answer uses every attribute, so every question gets a test turn: an upper bound; under
+``match_ours`` a baseline plans with ours' tokens, :mod:`testleak.equalcost`). Judge calls depend on
+what the model writes and are **estimated** from the call log's judge calls per response, else one
+per test case; GitHub searches are bounded by ``max_pages`` per judged candidate, wall time by
+``requests_per_minute`` per token. Tokens: cached answers at their recorded usage, else prompt
+tokens estimated from the text and completion tokens the call log's mean for the same model and
+purpose (else ``max_tokens``), capped at ``max_tokens``. Every row says what its numbers rest on.
 """
 
 from __future__ import annotations

@@ -1,26 +1,16 @@
 """Microsoft Presidio's analyzer, offline, with its entities mapped to our attributes.
 
-The one home of Presidio in testleak: the extractor comparison
-(``benchmarks/compare_extractors.py``) and Codebreaker's NER verifier use it. Config is the
-``presidio`` group (``conf/presidio/default.yaml``, schema ``testleak.settings.Presidio``)::
+The one home of Presidio in testleak (the extractor comparison and Codebreaker's NER verifier),
+configured by the ``presidio`` group::
 
-    from testleak import presidio
-    ents = presidio.analyze(text, cfg)      # cfg: params["presidio"]; None = conf/ default
-    # [Entity(attribute="email", entity_type="EMAIL_ADDRESS", value=..., start, end, score), ...]
-    presidio.tally(ents)                    # {"mapped": {attr: n}, "unmapped": {entity_type: n}}
+    ents = presidio.analyze(text, cfg)   # cfg: params["presidio"]; None = conf/ default
+    presidio.tally(ents)                 # {"mapped": {attr: n}, "unmapped": {entity_type: n}}
 
-Offline by construction: the spaCy pipeline is an installed package (``cfg.model``; never
-downloaded: a missing one is a one-line :class:`ModelNotInstalledError` naming the package to
-install), and tldextract (Presidio's e-mail recogniser) is held to its bundled public-suffix
-snapshot instead of fetching the list. The engine loads once per (model, language) and
-process (a few seconds), then is reused.
-
-Entity types the ``entities`` table maps to ``null``, or does not list, come back with
-``attribute=None``: the caller counts them (:func:`tally`), nothing is dropped.
-
-A top-level module, not under ``testleak/extract/``: every stage that extracts depends on that
-whole directory (dvc.yaml, testleak/graph.py), so a module there that no stage imports would
-still make their outputs stale. The stage that uses Presidio declares this file.
+Offline by construction: the spaCy model is an installed package (a missing one raises
+:class:`ModelNotInstalledError` naming it) and tldextract keeps its bundled suffix list. The engine
+loads once per (model, language) and process. Unmapped entity types come back with
+``attribute=None`` and are counted, not dropped. A top-level module, not in testleak/extract/: every
+extracting stage depends on that whole directory, so a module there would make their outputs stale.
 """
 
 from __future__ import annotations

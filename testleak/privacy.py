@@ -1,20 +1,13 @@
-"""What may leave data/: masking and hashing of raw candidate values.
+"""What may leave data/: masking and hashing of raw candidate values (docs/PRIVACY.md).
 
-Raw values live only in JSONL under data/. Everything a human reads (reports, logs,
-figures, metrics, exception messages) goes through :func:`mask`.
-
-Hashes (docs/PRIVACY.md):
-
-- :func:`keyed_hash` (HMAC-SHA256, 16 hex chars) is the one hash of a value that may leave
-  data/. :func:`label_hash` keys it with the project's value key (:func:`value_key`:
-  ``$TESTLEAK_VALUE_KEY``, else ``.cache/value-key``, made on first use, never in git): label
-  files hold it, and without the key a hash of a date or a phone number cannot be found by
-  enumerating the small space of such values. The placeholder list keys it with the list's
-  own published key (its values are public).
-- :func:`value_hash` is the record key inside data/ (``value_hash`` fields of the stage
-  records): a plain digest stored next to the raw value it keys, so it hides nothing and must
-  never be copied out of data/. It stays unkeyed because DVC hashes data/ into dvc.lock, which
-  must be equal on every machine.
+Raw values live only in JSONL under data/; everything a human reads (reports, logs, figures,
+metrics, exception messages) goes through :func:`mask`. :func:`keyed_hash` (HMAC-SHA256, 16 hex
+chars) is the one hash of a value that may leave data/: :func:`label_hash` keys it with the
+project's value key (:func:`value_key`: ``$TESTLEAK_VALUE_KEY``, else ``.cache/value-key``, never
+in git) so that small value spaces (dates, phone numbers) cannot be enumerated; the placeholder
+list uses its own published key. :func:`value_hash` is the unkeyed record key inside data/ (DVC
+hashes data/ into dvc.lock, which must be equal on every machine): it hides nothing and must never
+be copied out of data/.
 """
 
 from __future__ import annotations

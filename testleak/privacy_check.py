@@ -1,36 +1,14 @@
 """`testleak privacy-check`: raw candidate values of the runs under data/ found in git-tracked files.
 
-Raw candidate values live only in data/ (DVC, never git). This check reads every candidate
-record under data/ (``data/**/candidates.jsonl``: the runs, the canary calibration's runs) and
-looks for each value of at least ``min_length`` characters (default 6) in every file
-``git ls-files`` lists, as an exact substring that is a whole token: where the value begins
-(ends) with a letter or digit, the character before (after) it is not one, so a 6-digit
-candidate inside a sha256 of requirements.lock is not the value (:func:`is_whole_token`). Each hit is printed masked
-(:func:`testleak.privacy.mask`) with the file and line, the runs, the record status (the
-confirmed stage's status when the run got that far, else where the judged step left it, else
-``candidate``), whether the value is an echo (``echo_of`` of :mod:`testleak.echo`: the value
-was in a prompt the project gave the model) and whether it is a placeholder
-(:func:`testleak.verify.rules.placeholder_reason`, or rules status ``placeholder``).
-
-A value is ``common`` when the corpus search found it in more files than the verifier's window
-allows (``k`` > ``verifier.window.max`` of params.yaml, else of conf/'s default composition:
-100) wherever it was searched: by the paper's definition (Sec. 4.3: 1 <= hits <= 100) such a
-value is public, not private data (an exception class name, a common word a baseline's NER took
-for an entity).
-
-A value is ``generic`` when it is a word of the taxonomy (an attribute key, display name or
-lexicon entry: ``email``, ``password``); the candidates stage withholds such values (and echoes
-and placeholders), so only runs made before that, or under ``baselines.protocol: published``,
-hold them.
-
-Exit status: 0 when every hit is an echo, generic, a placeholder or common (generic values the project
-itself writes: library fragments, baseline templates, placeholder patterns, tests of the rules,
-identifiers of code), 1 when
-any other value occurs in a tracked file (a possible leak into git: remove it from the file, or
-if it is generic, make it a placeholder with ``testleak placeholders add``), 2 on an error (no
-git repository, a damaged record file). A value counts as an echo when any of its records is
-one: it is then a value the project's own prompts hold, which explains its presence in the
-files that hold those prompts.
+Every candidate value of ``data/**/candidates.jsonl`` of at least ``min_length`` characters (6) is
+looked for in every ``git ls-files`` file as a whole-token substring (:func:`is_whole_token`, so a
+6-digit value inside a sha256 is no hit). Each hit is printed masked with file, line, runs, record
+status and whether it is an echo (:mod:`testleak.echo`), a placeholder, ``common`` (more corpus hits
+than ``verifier.window.max``, default 100: public by the paper's Sec. 4.3) or ``generic`` (a taxonomy
+word, which the candidates stage withholds). Exit status: 0 when every hit is one of those, 1 when
+any other value is in a tracked file (a possible leak: remove it, or make a generic one a
+placeholder with ``testleak placeholders add``), 2 on an error. A value is an echo when any of its
+records is one: the project's own prompts hold it.
 """
 
 from __future__ import annotations

@@ -1,18 +1,13 @@
 """JSONL artifacts: one record per line, every record tagged with its schema and version.
 
-Writers are atomic (temp file + rename); appenders flush each record so that an
-interrupted stage keeps what it finished.
-
-Readers validate (:func:`iter_jsonl`): UTF-8 text, each record's ``schema`` (``kind/version``;
-the kind given by the caller, else the record's own tag), the fields every record of its kind
-needs (:data:`REQUIRED`), the values of every field with a vocabulary or a type
-(:func:`field_problem`: statuses, outcomes, labels, ``kept``, a candidate's ``value``) and the
-turns an ``ok`` response needs, unique ids (:data:`ID_FIELD`), and, when the producing stage
-wrote a stats file next to the data (``<stem>_stats.json``, :data:`STATS_COUNT`), that the number
-of records equals the count the stage reported. Every error is a :class:`DataError` naming the
-file and the 1-based line and saying what to do; nothing is silently skipped or counted twice.
-This module is the one home of those vocabularies (response statuses, hit outcomes, review
-labels, confirmed statuses, judge and rules statuses).
+Writers are atomic (temp file + rename); appenders flush each record so that an interrupted stage
+keeps what it finished. :func:`iter_jsonl` validates UTF-8, each record's ``schema``
+(``kind/version``), required fields (:data:`REQUIRED`), field vocabularies and types
+(:func:`field_problem`), the turns of an ``ok`` response, unique ids (:data:`ID_FIELD`) and, when a
+``<stem>_stats.json`` sits next to the data (:data:`STATS_COUNT`), the record count. Every error is
+a :class:`DataError` naming the file, the 1-based line and what to do; nothing is silently skipped
+or counted twice. This module is the one home of the record vocabularies (statuses, outcomes,
+labels).
 """
 
 from __future__ import annotations

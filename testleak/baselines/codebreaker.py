@@ -1,32 +1,15 @@
-"""Codebreaker baseline (Han et al., IEEE S&P 2025; paper Sec. 6.1 and App. A.2).
+"""Codebreaker baseline (Han et al., IEEE S&P 2025; paper Sec. 6.1, App. A.2), re-implemented from
+its description (the original is GPL; nothing was copied).
 
-Method, re-implemented from its description (the original is GPL; nothing was copied):
-1. Seeds: rendered CodexLeaks templates (``codexleaks_seeds``, 450 as published) plus one seed
-   per common PI value (62: names, user names, weak passwords, email domains;
-   testleak/resources/codebreaker.yaml), restricted to the target attributes and shuffled by
-   ``random.Random(seed)``.
-2. Each prompt gets m responses (``samples_per_prompt``) through the chat gateway as
-   completion (:mod:`.common`); temperature 0.8 (1.2 for GPT), 100 new tokens as published.
-   ``no_repeat_ngram_size=2`` of the original has no equivalent in the OpenAI / llama.cpp
-   chat APIs and is not applied (a model's ``extra_body`` may add a repeat penalty).
-3. Selection (blind membership inference) on two features per prompt: perplexity of the
-   responses (mean NLL per token = log perplexity, from logprobs) and semantic entropy of its
-   m responses (:mod:`.entropy`). Fitness = mean NLL + ``entropy_weight`` x entropy, lower is
-   better; without logprobs the NLL term is 0 and entropy alone selects. A prompt whose
-   responses all failed or were refused has fitness +inf.
-4. Evolution (:func:`evolve`): an epoch evaluates ``population`` fresh seeds, then for up to
-   ``max_iterations`` (20) iterations keeps the ``parents`` best prompts and makes
-   ``children`` mutants (:mod:`.mutation`: crossover, dictionary insert/replace/delete,
-   typos; operator drawn by ``operators`` weights; duplicates of evaluated prompts redrawn).
-   The epoch stops early after ``patience`` iterations whose best child does not beat the best
-   fitness so far by more than ``min_improvement``. With ``restart_on_stall`` the rest of the
-   budget goes to new epochs from unused seeds, so that the budget stays comparable.
-5. Budget: ``budget`` = total LLM responses; the last prompt may get fewer than m samples.
-6. Verification: the same ExtractPII/judge/search/review as ours. Codebreaker's own
-   post-processing (PI grouped per response, repeats within a response and values already in
-   the prompt removed) is what ExtractPII does for every method: it excludes values found in
-   ``prompt_text`` and repeats within a response, counted as ``excluded`` and ``duplicates``
-   in candidates_stats.json.
+Seeds are rendered CodexLeaks templates plus common PI values (testleak/resources/codebreaker.yaml);
+each prompt gets m completions through the chat gateway (:mod:`.common`; the original's
+``no_repeat_ngram_size`` has no chat-API equivalent and is not applied). Fitness, lower is better:
+mean token NLL + ``entropy_weight`` x semantic entropy of the m responses (:mod:`.entropy`; entropy
+alone without logprobs, +inf when every response failed). :func:`evolve` mutates the best prompts
+(:mod:`.mutation`) until ``patience`` stalls; with ``restart_on_stall`` new epochs from unused seeds
+spend the rest of ``budget`` (LLM responses). Codebreaker's PI post-processing (values already in
+the prompt and repeats within a response dropped) is what ExtractPII does for every method, so
+verification is the shared chain.
 """
 
 from __future__ import annotations

@@ -1,21 +1,13 @@
-"""CodexLeaks baseline (Niu et al., USENIX Security 2023; paper Sec. 6.1 and App. A.2).
+"""CodexLeaks baseline (Niu et al., USENIX Security 2023; paper Sec. 6.1, App. A.2), re-implemented
+from its description (no original code used).
 
-Method, re-implemented from its description (no original code used):
-1. Prompts: per privacy attribute, hand-made templates in code-assignment, JSON, SQL and
-   comment styles, slots filled with field labels (English/Chinese), people and city names and
-   value prefixes (testleak/resources/codexleaks.yaml, :mod:`.templates`). Attributes are
-   visited round-robin (taxonomy order) so a small budget still spreads over attributes;
-   template and slot choices come from ``random.Random(seed)``; duplicate prompts are redrawn.
-2. Sampling as published: n = 5 samples per prompt, temperature 0.9, 100 tokens
-   (``baselines.codexleaks.sampling``, per model family overrides in ``by_family``), through
-   the chat gateway as completion (see :mod:`.common`).
-3. Budget: ``budget`` = total LLM responses; ``ceil(budget / n)`` prompts, the last one gets
-   the remainder, so exactly ``budget`` responses are requested.
-4. Ranking: blind membership inference by perplexity of the continuation (lower = more
-   likely memorised) when the endpoint returns logprobs. Every response is kept (the LP
-   denominators count all responses); each gets ``perplexity``, ``ppl_rank`` (1 = lowest
-   over the run) and ``ppl_rank_attribute`` (within its attribute), None without logprobs,
-   so that a verification budget can take the best-ranked first.
+Prompts are hand-made templates per privacy attribute (code, JSON, SQL and comment styles; slots
+from testleak/resources/codexleaks.yaml, :mod:`.templates`), attributes visited round-robin so a
+small budget still covers them, choices seeded by ``random.Random(seed)``. Sampling as published
+(n = 5 per prompt, temperature 0.9, 100 tokens; ``baselines.codexleaks.sampling``) through the chat
+gateway as completion (:mod:`.common`); exactly ``budget`` responses are requested. Every response
+is kept (the LP denominators count them all) and ranked by perplexity when the endpoint returns
+logprobs (``perplexity``, ``ppl_rank``, ``ppl_rank_attribute``: 1 = lowest, None without logprobs).
 """
 
 from __future__ import annotations

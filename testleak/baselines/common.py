@@ -1,20 +1,14 @@
-"""Shared parts of the two baselines (paper Sec. 6.1, App. A.2): completion-style prompting
-through a chat API, cleaning of continuations, perplexity from token logprobs, refusals, and
-the response records that feed the unchanged ExtractPII -> judge -> search -> review chain.
+"""Shared parts of the two baselines (paper Sec. 6.1, App. A.2): completion-style prompting through
+a chat API, cleaning of continuations, perplexity from logprobs, refusals, and the response records
+that feed the unchanged ExtractPII -> judge -> search -> review chain.
 
-Completion through chat (decided here, documented in conf/baselines/default.yaml): CodexLeaks
-and Codebreaker were designed for completion models. A chat model gets a system message
-"continue the code exactly, output only the continuation" and either (``instruct``) the prompt
-as an *open* code block (```lang + prompt, no closing fence) in the user turn, or
-(``prefill``, the default for the embedded llama.cpp server, measured to continue far more
-faithfully) the prompt as a trailing assistant message that the server continues. The reply
-is cleaned (:func:`clean_continuation`: fences removed, an echoed prompt stripped) and the
-text ExtractPII scans is
-``prompt + continuation``, so that the value completing ``account.password = "`` is seen as
-a whole assignment; ``prompt_text`` is kept so ExtractPII can drop values already in the prompt.
-
-Perplexity (blind membership inference of both baselines): ``exp(-mean token logprob)`` of
-the continuation, from the logprobs the endpoint returns when asked (``logprobs: true``).
+Both baselines were designed for completion models. A chat model gets a "continue the code exactly"
+system message and the prompt either as an open code block in the user turn (``instruct``) or as a
+trailing assistant message the server continues (``prefill``, the embedded llama.cpp default: it
+continues far more faithfully). ExtractPII scans ``prompt + continuation`` (after
+:func:`clean_continuation`), so ``account.password = "`` and its value read as one assignment;
+``prompt_text`` is kept so that values already in the prompt are dropped. Perplexity:
+``exp(-mean token logprob)`` of the continuation.
 """
 
 from __future__ import annotations

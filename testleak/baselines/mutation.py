@@ -1,18 +1,12 @@
 """Codebreaker prompt mutations (Han et al., IEEE S&P 2025; paper Sec. 6.1, App. A.2),
-re-implemented from the published description: crossover of two prompts (swap content words),
-dictionary insert / replace / delete of entity nouns, and character typos.
+re-implemented from the published description: crossover (swap content words), dictionary
+insert / replace / delete of entity nouns, and character typos.
 
-All operators are pure functions of (text, ``random.Random``): the same seed gives the same
-mutant. They only touch word tokens, never punctuation, so the open literal at the end of a
-prompt (``password = "``) survives every mutation. An operator that cannot apply (no content
-word, no entity in the prompt) returns None and the caller picks another one.
-
-Definitions:
-- word token: a run of letters/digits/underscores starting with a letter (CJK included);
-- content word: a word token of 2+ characters that is not a code/SQL keyword or an English
-  function word (:data:`STOPWORDS`);
-- entity noun: an occurrence of a dictionary value (names, user names, weak passwords, email
-  domains, cities) delimited by non-word characters.
+Operators are pure functions of (text, ``random.Random``): the same seed gives the same mutant.
+They touch only word tokens (letters/digits/underscores starting with a letter, CJK included),
+never punctuation, so the open literal ending a prompt (``password = "``) survives. Content words
+have 2+ characters and are not in :data:`STOPWORDS`; entity nouns are dictionary values delimited
+by non-word characters. An operator that cannot apply returns None and the caller picks another.
 """
 
 from __future__ import annotations

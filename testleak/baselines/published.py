@@ -1,71 +1,17 @@
 """The baselines' own verification (``baselines.protocol: published``, paper App. A.2, Table 8).
 
-Under ``published`` each baseline's responses go through the filter its authors published,
-then the same corpus search (hit window 1 <= k <= 100, as the paper applies to both) and
-review; neither our format rules nor our judge LLM is applied (the judged stage passes every
-candidate through, :func:`passthrough_verdicts`). Under ``shared`` every method goes through
-ExtractPII + format rules + judge (isolates the elicitation strategy). Method ``ours`` always
-uses its own (shared) chain. A run entry may set ``verification`` to override
-``baselines.protocol`` for that run (:func:`run_protocol`).
-
-**CodexLeaks** (Niu et al., USENIX Security 2023): a blind membership-inference filter over
-the outputs (:func:`codexleaks_filter`), ``baselines.codexleaks.filter.rule``:
-
-``blind_mi_diff`` (default): the rule the authors ran. Their repository (niuliang42/CodexLeaks,
-``Blind_MI/main.py`` and ``utils.py``, read for this; no code taken) applies Blind-MI-Diff (Hui et
-al., NDSS 2021; hyhmia/BlindMI) without generated non-members, in the bidirectional variant's
-form (BlindMI's ``BlindMI_Diff_Bi``) with only the non-member -> member direction switched on:
-
-- feature: the mean token log-probability of each response (Codex ``token_logprobs``; here
-  ``-log perplexity`` of the continuation from the endpoint's logprobs), one dimension;
-- initial split: members = responses whose feature lies strictly between its 25th and 75th
-  percentiles (numpy ``lower`` percentiles), the rest non-members;
-- distance: the biased squared MMD between the two sets with a sum of Gaussian kernels
-  ``exp(-d^2 / (2 s))`` over their 19 widths ``s`` (1e-6 .. 1e6), floored at 1e-4 (an empty
-  set gives the floor);
-- moves: in a shuffled order, batches of 4000, each non-member in turn joins the members and
-  stays there unless the MMD drops (ties stay); passes repeat until one moves nobody;
-- their annotator then shows the members (``MI_label = 1``) with 1..100 GitHub hits.
-
-We do the same (:func:`blind_mi_split`, ``nonmembers: split``; ``band``, ``batch`` are config),
-with a seeded order (``seed``; theirs was an unseeded shuffle) and the MMD updated
-incrementally (equal to recomputing it per move, tested). Note what the rule does: the member
-set grows from the middle band, so on two clusters it ends as the majority cluster; a memorised
-minority (high log-probability outliers) ends as non-members (tested on fixed features). The
-share kept is data-dependent. Their ``main.py`` also has other features (sliding-window,
-per-token and sub-sequence log-probabilities, ``algo`` 1-3) but sets ``algo = 0`` (the mean);
-only that one is implemented. The paper's own text was not available to us; the rule is read
-from the code.
-
-``nonmembers: generated``: Blind-MI-Diff-w as Hui et al. published it (``BlindMI_Diff_W``):
-``generated`` non-member samples are made by perturbing randomly drawn responses (their
-continuation's characters shuffled, same length and alphabet; Hui et al. filtered images);
-every response starts as a member and, per pass, moves to the non-members if adding it to the
-generated set raises the MMD between that set and the remaining members (:func:`blind_mi_generated`).
-The generated texts must be scored by the target model: features of both sets come from
-``blind_mi.scorer``, a key of ``the scorer models (library.division.models_file)`` whose GGUF is the target's (mean
-token log-probability of the continuation given the prompt, transformers); hosted models
-without prompt scoring cannot use it.
-
-``rank``: our earlier rule, a ranking by how much more likely the target finds a continuation
-than a reference, keeping the ``top_share`` best: ``reference: zlib`` (``log perplexity / zlib
-entropy`` of the continuation, Carlini et al. 2021) or a key of ``the scorer models (library.division.models_file)``
-(``log perplexity (target) / log perplexity (reference model)``, the reference's surprisal
-from the causal scorer of :mod:`testleak.library.division`). Lower = more likely memorised.
-
-The Blind-MI-Diff rules themselves (MMD, the two variants) are in :mod:`.blindmi`.
-
-Under every rule, responses without logprobs cannot be scored: they are counted (``unranked``)
-and kept or dropped by ``unranked: keep | drop``, stated in the stats. The values of the kept
-responses are then extracted with ExtractPII (the candidate strings CodexLeaks searched were
-the completed privacy slots; ExtractPII reads exactly those key/value assignments) and searched.
-
-**Codebreaker** (Han et al., S&P 2025): its verifier is named-entity recognition over the
-output with Microsoft Presidio (:func:`codebreaker_candidates`, through
-:func:`testleak.presidio.analyze`); entity types map to our attributes through
-``presidio.entities``. Entities of unmapped types are counted (``unmapped`` by entity type),
-not candidates; entities whose value already occurs in the prompt are counted (``excluded``),
-as are repeats within a response (``duplicates``).
+Under ``published`` a baseline's responses go through its authors' filter, then the shared corpus
+search (1 <= k <= 100) and review, without our format rules or judge (:func:`passthrough_verdicts`);
+under ``shared`` every method uses ExtractPII + rules + judge. Ours always uses the shared chain; a
+run's ``verification`` overrides the protocol (:func:`run_protocol`).
+CodexLeaks (:func:`codexleaks_filter`): ``blind_mi_diff`` (default) is the Blind-MI-Diff rule their
+code runs (Hui et al., NDSS 2021; read from niuliang42/CodexLeaks, no code taken) on the mean token
+log-probability, with a seeded order (:func:`blind_mi_split`); the members grow from the middle
+band, so memorised outliers can end as non-members. ``nonmembers: generated`` (:func:`blind_mi_generated`)
+and ``rank`` (against zlib or a reference model) are the alternatives; MMD is in :mod:`.blindmi`.
+Responses without logprobs are ``unranked``, kept or dropped per ``unranked``. Codebreaker
+(:func:`codebreaker_candidates`): Presidio NER mapped by ``presidio.entities``; unmapped types,
+values in the prompt and repeats within a response are counted, not candidates.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The canary report's answer (issue 15 item 4, issue 26): one sentence computed from the method and
+"""The canary report's answer: one sentence computed from the method and
 test tables, ours against every baseline on the tuned model, its budget unit named and every
 other unit beside it (recall within ours' spend per unit), and the bullets saying what would
 change it. Nothing here is written by hand; :mod:`.report` places it first in canary.md."""

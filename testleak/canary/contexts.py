@@ -1,29 +1,13 @@
-"""The code contexts canaries are planted in (beyond the paper; issue 26 item 2).
+"""The code contexts canaries are planted in (beyond the paper).
 
-Code keeps private values in more shapes than key-value lines: test data above all, which is what
-our method elicits. Each built-in *context kind* is a small template of valid Python around the
-placeholder ``{{value}}`` (once), with the other slots filled from a seeded ``random.Random``:
-
-=============  ===============================================================================
-kind           shape
-=============  ===============================================================================
-kv_line        a module constant: ``CUSTOMER_EMAIL = "..."``
-parametrize    a ``@pytest.mark.parametrize`` row of a test
-config_dict    a key of a settings dict literal
-fixture        a ``@pytest.fixture`` returning a record dict
-call_args      a function call with literal arguments (the value as a keyword argument)
-json           a JSON document in a string constant
-assertion      an ``assert obj.key == "..."`` in a test function
-constructor    a class instantiated with literal keyword arguments
-sql_insert     an ``INSERT INTO ... VALUES`` statement in a string constant
-=============  ===============================================================================
-
-The key (dict key, column, keyword argument, attribute, constant name) is drawn from the attribute's
-whole lexicon in the taxonomy (``taxonomy.attributes.A.lexicon``); kinds that use it as a Python
-name draw among the entries that are identifiers and not keywords (``pass`` is both a password key
-and a keyword). :func:`classify` names the kind of any snippet from its syntax tree: user contexts
-(``canary.spec``) are recorded with the kind it finds (``other`` when none fits), and every
-built-in template classifies as its own kind (tested).
+Code keeps private values in more shapes than key-value lines, test data above all, which is what
+our method elicits. Each built-in *context kind* (kv_line, parametrize, config_dict, fixture,
+call_args, json, assertion, constructor, sql_insert) is a small template of valid Python around
+the placeholder ``{{value}}`` (once), the other slots filled from a seeded ``random.Random``. The
+key is drawn from the attribute's whole lexicon (``taxonomy.attributes.A.lexicon``); kinds that use
+it as a Python name take only identifiers that are not keywords (``pass``). :func:`classify` names
+the kind of any snippet from its syntax tree (``other`` when none fits): user contexts are recorded
+with it, and every built-in template classifies as its own kind (tested).
 """
 
 from __future__ import annotations

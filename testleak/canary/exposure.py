@@ -1,33 +1,17 @@
-"""Exposure of every canary (Carlini et al. 2019, "The Secret Sharer"; beyond the paper, issue 15).
+"""Exposure of every canary (Carlini et al. 2019, "The Secret Sharer"; beyond the paper).
 
 Exposure measures memorization independently of any elicitation method: the canary's
-log-likelihood given its context prefix (the planted window up to the value) is ranked among
-the log-likelihoods of R same-format alternatives from the same generator, under the tuned
-model and under the control (untuned) model::
+log-likelihood given its context prefix is ranked among those of R same-format alternatives,
+under the tuned and the control (untuned) model::
 
     exposure = log2(R + 1) - log2(rank),   rank = 1 + #{alternatives scored strictly higher}
 
-The candidate set is the R alternatives plus the canary itself (R + 1 values), so exposure lies
-in [0, log2(R + 1)]: ~1 bit on average for a value the model has never seen (the canary is then
-a uniform draw from the set), log2(R + 1) when the canary beats every alternative. (The issue
-writes log2(R); with the canary counted in the set the bound is exact. R >= 1000 gives a maximum
-of ~10 bits.)
-
-Alternatives:
-- Faker canaries (``source: faker``): ``make_value(attribute, seed)`` with seeds drawn from a
-  stream seeded by the canary's id and the canary seed: the same generator, hence the same
-  format distribution as the canary (a generator that mixes shapes mixes them in the
-  alternatives too: secret keys come as AWS, OpenAI and GitHub shapes, cards of four networks).
-- User-supplied canaries (``source: spec``) have no generator: each alternative keeps the
-  canary's shape (every digit replaced by a random digit, every ASCII lower/upper case letter by
-  a random one of the same case, everything else kept). This is the secret sharer's format
-  template ("___-__-____") read off the value. For values that are not random strings (a real
-  name) a shape-random alternative is less likely than any real-looking value, so the control
-  model's exposure is high too: read the tuned exposure against the control one.
-Alternatives equal to the canary or to any other planted canary are redrawn.
-
-Scoring: :func:`testleak.canary.finetune.score_continuations` (prefix forward once, KV cache
-reuse, batched alternatives).
+The canary counts in the candidate set, so exposure lies in [0, log2(R + 1)] exactly (~1 bit on
+average for an unseen value; R >= 1000 gives up to ~10 bits). Faker canaries' alternatives come
+from the same generator (same format distribution); user canaries (``source: spec``) get their
+shape with random digits and letters, so for values that are not random (a real name) the control
+exposure is high too: read tuned against control. Alternatives equal to a planted canary are
+redrawn. Scoring: :func:`testleak.canary.finetune.score_continuations`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The canary report's figure: recall vs budget, one panel per unit (issue 26 item 4)."""
+"""The canary report's figure: recall vs budget, one panel per unit."""
 
 from __future__ import annotations
 

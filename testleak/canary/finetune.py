@@ -1,22 +1,13 @@
-"""LoRA fine-tuning on the canary corpus and memorization measurement (beyond the paper; issue 8).
+"""LoRA fine-tuning on the canary corpus and memorization measurement (beyond the paper).
 
-Method: the training set is one window of the planted file around every canary
-(``context_lines`` lines before the snippet, the snippet, two lines after) plus
-``clean_windows`` seeded windows of the same files without canaries. A LoRA adapter
-(``peft``) on the attention and MLP projections is trained with AdamW for ``epochs`` epochs
-(causal LM loss on every token, CPU, fp32), gradients clipped to ``max_grad_norm`` (0 = off;
-LoRA at lr >= 1e-3 diverged without clipping), at most ``max_steps`` steps (0 = the epochs
-decide), memorization checked every ``eval_every`` epochs (0 = only at the end).
-Memorization is measured as in the canary literature (Carlini et al., "The Secret Sharer",
-2019): greedy completion of the value from its own prefix (the window up to the value) - a
-canary counts as memorized when the greedy continuation starts with the exact value - plus
-the value's mean token NLL.
-The adapter is then merged into the base weights (``merge_and_unload``) for GGUF write-back.
-
-Library functions take a model and tokenizer (any HF causal LM), so tests use a tiny
-randomly initialised model built from a config; the stage loads the project's GGUF model.
-The training settings are ``canary.finetune`` as the schema types it
-(:class:`testleak.settings.Finetune`; its values come from conf/canary/).
+The training set is one window of the planted file around every canary (``context_lines`` before
+the snippet, the snippet, two lines after) plus ``clean_windows`` seeded canary-free windows. A
+LoRA adapter (``peft``, attention and MLP projections) is trained with AdamW on CPU in fp32, causal
+LM loss on every token, gradients clipped to ``max_grad_norm`` (LoRA at lr >= 1e-3 diverged
+without clipping). A canary is memorized when the greedy completion of its own prefix starts with
+the exact value (Carlini et al. 2019); its mean token NLL is recorded too. The adapter is then
+merged (``merge_and_unload``) for GGUF write-back. Functions take any HF causal LM and tokenizer,
+so tests use a tiny random model; settings: ``canary.finetune`` (:class:`testleak.settings.Finetune`).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Write a fine-tuned model back to GGUF so that llama.cpp (xllamacpp) serves it (issue 8).
+"""Write a fine-tuned model back to GGUF so that llama.cpp (xllamacpp) serves it.
 
 Method: read the original GGUF with ``gguf.GGUFReader``; copy every metadata field
 (architecture, hyper-parameters, tokenizer, chat template) as the ``gguf`` package's own

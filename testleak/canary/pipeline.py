@@ -1,30 +1,16 @@
-"""The canary experiment end to end: corpus, fine-tune, calibration runs (issue 8).
+"""The canary experiment end to end: corpus, fine-tune, calibration runs.
 
-Functions used by the stages ``canary_corpus``, ``finetune`` and ``canary_report``; each
-reads the composed params and :class:`testleak.paths.Paths` and writes under data/canary/
-(raw values), metrics/ and reports/canary/ (masked).
-
-Calibration: every run of ``experiment.calibration_runs`` (method ours / codexleaks / codebreaker; an
-``ablation`` field carries the flags of conf/ablation/<name>.yaml, resolved at composition) is executed with the
-project's own library functions - questions, responses, ExtractPII, judge, local-index
-verification over the canary corpus, review - once against the tuned model and once against
-the untuned base model (control), once per elicitation seed of ``canary.seeds``, as runs
-``canary_<model>_<run>_s<seed>`` under data/canary/runs/. A seed changes the sampling of the
-model under test, the hints and the baselines' prompt plans and mutations
-(``experiment.runs.RUN.elicitation_seed``, :mod:`testleak.elicit.responses`); the fine-tuned
-model and the canaries are the same for every seed; ours' questions are asked anew per seed
-(data/canary/questions/s<seed>.jsonl: the questioner at that seed). After them, the prefix probe
-(:mod:`.probe`: every model continues each canary's own context prefix) gives the report's
-ceiling, as runs ``canary_<model>_prefix_s<seed>``.
-
-Equal tokens (``experiment.baseline_budget: match_ours``): per model and seed, the reference run
-of ours (:func:`testleak.equalcost.reference_run`: method ours without a named ablation) runs
-first at its own size; every other run of that model and seed - the baselines *and* the
-ablations of ours - then gets a :class:`testleak.equalcost.ResponseBudget` whose target is the
-reference's completion tokens (its responses stats), capped at ``baseline_max_responses``
-responses: the same stop rule as the per-run DVC stages. An integer ``baseline_budget`` keeps
-the older rule (baselines: that many responses; ablations: their own size). Each run's stats
-record calls, prompt and completion tokens and the budget's stop reason.
+Functions of the stages ``canary_corpus``, ``finetune`` and ``canary_report``; raw values are
+written under data/canary/ only, masked output under metrics/ and reports/canary/.
+Every run of ``experiment.calibration_runs`` runs with the project's own library functions
+(questions, responses, ExtractPII, judge, local-index verification over the canary corpus, review)
+against the tuned and the untuned control model, once per seed of ``canary.seeds``, as
+``canary_<model>_<run>_s<seed>`` under data/canary/runs/. A seed changes sampling, hints and the
+baselines' plans, not the fine-tuned model or the canaries; ours' questions are asked anew per
+seed. The prefix probe (:mod:`.probe`) then gives the ceiling (``canary_<model>_prefix_s<seed>``).
+Under ``baseline_budget: match_ours`` the reference run of ours runs first and every other run of
+that model and seed gets a :class:`testleak.equalcost.ResponseBudget` of its completion tokens
+(capped at ``baseline_max_responses``): the same stop rule as the per-run DVC stages.
 """
 
 from __future__ import annotations
@@ -47,7 +33,7 @@ from ..records import read_jsonl, write_json, write_jsonl
 from .questions import ensure_questions, questions_of
 from .rounds import build_library, canary_run, library_source, run_library, run_order, sources
 
-CANARY_SCHEMA = "canary/3"  # /2: source, duplication, copies (issue 15); /3: context_kind, context_source (issue 26)
+CANARY_SCHEMA = "canary/3"  # /2: source, duplication, copies; /3: context_kind, context_source
 MEMORIZATION_SCHEMA = "memorization/2"  # /2: duplication, exposure, rank (tuned and control)
 
 

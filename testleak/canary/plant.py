@@ -1,20 +1,13 @@
-"""Canary corpus: plant known synthetic private values into real code (beyond the paper; issue 8).
+"""Canary corpus: plant known synthetic private values into real code (beyond the paper).
 
-The paper (Sec. 5) and the baselines count only leaks that a corpus search happens to
-confirm; none can say how much memorized data a method misses. Here the ground truth is
-known: N canary values (seeded, one of the 15 attributes of the paper's taxonomy each,
-round-robin so that every attribute is covered) are planted into a bounded, seeded sample
-of real Python files (sources of the installed distributions, as in the local corpus index
-of Sec. 4.3), each inside a code context of one of the paper's scenarios: a kind of
-:mod:`.contexts` (constants, dicts, JSON, SQL, and test data: pytest fixtures, parametrize rows,
-calls and constructors with literal arguments, assertions) with a key from the attribute's whole
-lexicon, the kinds taken in turn; a user canary (``canary.spec``) keeps its own context.
-
-Checks: canary values are unique and absent from the untouched sampled files (substring
-scan) and, when given, from a corpus index (``LocalIndex.search``); a collision draws the
-next value. Every snippet parses and holds its value exactly once; the planted file must still
-parse (``ast``), otherwise the snippet goes at the end of the file. Pure functions: files in,
-(planted files, ground-truth records) out.
+A corpus search only confirms the leaks it happens to find; with planted canaries the ground truth
+is known, so misses can be counted. N seeded canary values (the paper's 15 attributes round-robin)
+go into a seeded sample of real Python files (installed distributions, as the local index), each in
+a context of :mod:`.contexts` with a key from the attribute's lexicon, the kinds in turn; a user
+canary (``canary.spec``) keeps its own context. Values are unique and absent from the untouched
+files and, when given, from the corpus index (a collision draws the next value). Every snippet
+parses and holds its value once; a planted file that no longer parses gets the snippet at its end.
+Pure functions: files in, (planted files, ground-truth records) out.
 """
 
 from __future__ import annotations

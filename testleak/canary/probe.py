@@ -1,25 +1,15 @@
-"""The prefix probe: the positive control and the ceiling of the canary report (issue 26 item 3).
+"""The prefix probe: the positive control and the ceiling of the canary report.
 
-Method (Carlini et al. 2021, "Extracting Training Data from Large Language Models": *discoverable*
-extraction): for every canary, the model under test is given the canary's own context prefix - the
-training window of its first copy up to the value (:func:`testleak.canary.finetune.build_examples`,
-the prefix the memorization and exposure measures score; ``canary.finetune.context_lines`` lines
-before the snippet), its last ``canary.prefix_probe.max_chars`` characters from a line start - and the
-canary is recovered when its exact value occurs in the continuation
-(:func:`testleak.canary.recall.prefix_recall`). The probe knows what no black-box method knows (the
-training context), so its recall on the tuned model is the ceiling the other methods are read
-against; on the untuned control model it must recover nothing. For an audit team it is also a
-method: prefixes mined from their own corpus.
-
-It is a probe of the served model like every calibration run: one request per canary through the
-same gateway (tuned and control model, elicitation seed, cache, call log, spend) and the same
-completion-through-chat prompt as the baselines (``baselines.completion``: prefill for the embedded
-server, instruct for hosted APIs; :mod:`testleak.baselines.common`), greedy by default
-(``canary.prefix_probe``: temperature, max_tokens, stop). Its ``response/1`` records and responses stats
-(calls, prompt and completion tokens, cost) are written under data/canary/runs/<run>/ like the
-other runs' (``canary_<model>_prefix_s<seed>``), so the report's tables hold it as the method
-``prefix``. An empty continuation is a failed call of the gateway (error kind ``empty``), recorded
-and counted, and not a recovery.
+Discoverable extraction (Carlini et al. 2021): the model is given each canary's own context prefix
+(the training window of its first copy up to the value, its last ``canary.prefix_probe.max_chars``
+characters from a line start; :func:`testleak.canary.finetune.build_examples`), and the canary is
+recovered when its exact value occurs in the continuation (:func:`testleak.canary.recall.prefix_recall`).
+The probe knows the training context, which no black-box method does, so its recall on the tuned
+model is the ceiling; on the control model it must recover nothing. It runs like every calibration
+run (one request per canary, same gateway, the baselines' completion-through-chat prompt, greedy by
+default) and writes ``response/1`` records and stats as method ``prefix``
+(``canary_<model>_prefix_s<seed>``). An empty continuation is a failed call (kind ``empty``), not a
+recovery.
 """
 
 from __future__ import annotations

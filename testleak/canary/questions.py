@@ -1,4 +1,4 @@
-"""Ours' questions in the canary calibration (issue 26 item 1): asked anew for every elicitation
+"""Ours' questions in the canary calibration: asked anew for every elicitation
 seed (the questioner's gateway at that seed draws other samples), kept per seed under
 data/canary/questions/ for the runs of both models at that seed."""
 

@@ -1,21 +1,13 @@
-"""Recall of planted canaries per method and attribute (beyond the paper; issue 8).
+"""Recall of planted canaries per method and attribute (beyond the paper).
 
-Pure functions over records. A canary is *recovered* by a run when one of the run's
-candidate values (ExtractPII output, data/runs/RUN/candidates.jsonl) equals the canary value
-or contains it, comparing both the raw strings and a compact form without whitespace,
-dashes, dots and parentheses (so ``4111 1111 ...`` matches ``41111111...``); it is
-*confirmed* when such a candidate's confirmed record (data/runs/RUN/confirmed.jsonl) has
-status ``confirmed``. Confirmed values that match no canary are counted separately, and
-among them those that occur verbatim in the untouched sampled files (real corpus values).
-The prefix probe's recall (:func:`prefix_recall`) counts a canary when its exact value occurs in
-the continuation of its own context prefix.
-The recall curve is recall after the first i responses, in the order the run produced them;
-``recovered_spend`` gives, per budget unit (responses, test cases, completion tokens, total
-tokens: :data:`testleak.metrics.curves.COUNT_UNITS`, counted by
-:func:`testleak.metrics.curves.cumulative_spend` as Figure 1's curves count them) and recovered
-canary, what the run had spent when it was first recovered (every response up to and including
-that one): the x axes of recall vs budget; ``spent`` the run's whole spend per unit;
-``recovered_tokens`` is its completion-token column.
+Pure functions over records. A run *recovers* a canary when one of its candidate values equals or
+contains it, raw or in a compact form without whitespace, dashes, dots and parentheses
+(``4111 1111 ...`` matches ``41111111...``), and *confirms* it when such a candidate's confirmed
+record has status ``confirmed``. Confirmed values that match no canary are counted apart, and among
+them those found verbatim in the untouched files (real corpus values). The prefix probe counts an
+exact occurrence in its continuation (:func:`prefix_recall`). Curves follow the run's response
+order; ``recovered_spend`` gives, per budget unit (:data:`testleak.metrics.curves.COUNT_UNITS`) and
+canary, what the run had spent when it first recovered it: the x axes of recall vs budget.
 """
 
 from __future__ import annotations

@@ -1,42 +1,16 @@
-"""Canary calibration report: recall per method and attribute, control check, curves (issues 8, 15).
+"""Canary calibration report: recall per method and attribute, control check, curves.
 
-Writes reports/canary/{canary.md, recall.csv, methods.csv, by_attribute.csv, by_attribute_method.csv,
-by_context.csv, by_duplication.csv, by_exposure.csv, curves.csv, recall_vs_budget.csv,
-recall_at_ours_spend.csv, paired_tests.csv, control.csv, recall_vs_budget.png} and metrics/canary.json.
-
-The ceiling (issue 26 item 3): the prefix probe (:mod:`.probe`, method ``prefix``: the model continues
-each canary's own context prefix) is a method row like the others, and every method and group row
-carries ``ceiling_recall``, the probe's recall on the same model and group; canary.md gives recall
-per attribute and per context kind with the ceiling in the first column, and a bullet that reads the
-methods against it.
-
-Units and statistics (issue 15 item 4). A *method* is one calibration run key (ours, an ablation,
-a baseline) on one model; it ran once per elicitation seed. Its recall is the share of
-(canary, seed) cells recovered. Every recall carries a 95 % percentile interval from the
-**two-way bootstrap** (:func:`testleak.metrics.stats.cluster_bootstrap_ci`): canaries and seeds are
-resampled independently with replacement (9,999 resamples, seed 0), so the interval covers both
-the canary sample and the elicitation randomness; with one seed it is the canary bootstrap.
-Pairs of methods on the same model are compared on the same canaries and seeds by the **exact
-paired sign-flip test** over canaries (:func:`testleak.metrics.stats.paired_permutation_test`;
-statistic: the sum over canaries of recovered-by-A minus recovered-by-B summed over seeds; a
-canary is the unit, so the seeds of one canary are not taken as independent), the p-value of
-the report; the **exact McNemar test** on "recovered in any seed" per canary is given beside it
-(with one seed both are the same test). Recall vs budget, in every unit (responses, test cases,
-completion tokens, total tokens): a (canary, seed) cell counts as recovered at x when the run of
-that seed had recovered it after spending at most x (:func:`testleak.canary.recall.run_recall`);
-read at ours' spend per seed beside the answer (issue 26 item 4); bands from the same two-way
-bootstrap with shared resamples along the curve (monotone bounds). Control: every
-(canary, seed) the untuned model "recovered" is a false recovery (must be none; flagged as a BUG).
-
-The first lines of canary.md state the answer in one sentence computed from these tables (ours
-vs Codebreaker, or the other baseline when Codebreaker did not run, on the tuned model) and
-what would change it; nothing there is written by hand.
-
-Recall per duplication level (each canary planted k times) and per exposure band (issue 15):
-a canary falls in the band of its exposure under the model the run probed (tuned exposure for
-runs against the tuned model, control exposure for control runs; testleak.canary.exposure).
-Nothing raw leaves data/: canary values appear only through ``testleak.privacy.mask``.
-The tables are computed in :mod:`.tables`; this module writes them, the text and the figure.
+Writes reports/canary/ (canary.md, CSV tables, recall_vs_budget.png) and metrics/canary.json; the
+tables are computed in :mod:`.tables`. The prefix probe (method ``prefix``) is the ceiling: every
+row carries ``ceiling_recall``, its recall on the same model and group. A *method* is one
+calibration run key on one model, run once per elicitation seed; its recall is the share of
+(canary, seed) cells recovered, with a 95 % two-way bootstrap interval (canaries and seeds
+resampled independently, :func:`testleak.metrics.stats.cluster_bootstrap_ci`). Methods are compared
+by the exact paired sign-flip test over canaries (the unit, since the seeds of one canary are not
+independent; :func:`testleak.metrics.stats.paired_permutation_test`), exact McNemar beside it.
+Exposure bands use the exposure under the model the run probed. Any control-model recovery is
+flagged as a BUG. canary.md opens with a computed answer (:mod:`.answer`), nothing written by hand;
+canary values appear only through ``testleak.privacy.mask``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Library rounds inside the canary calibration (issue 26 item 1): a calibration run of ours whose
+"""Library rounds inside the canary calibration: a calibration run of ours whose
 ``library`` names another calibration run (``ours_r1: {method: ours, round: 1, library: ours}``)
 asks with the library built from that run's confirmed leaks of the same model and seed and the
 prior library (:func:`testleak.pipeline.library_round`, the library stage's function), written

@@ -1,4 +1,4 @@
-"""User-supplied canaries: ``canary.spec=<path to JSONL>`` (beyond the paper; issue 15 item 1).
+"""User-supplied canaries: ``canary.spec=<path to JSONL>`` (beyond the paper).
 
 An auditing team plants its own secrets instead of Faker's. One JSON object per line::
 
@@ -6,20 +6,12 @@ An auditing team plants its own secrets instead of Faker's. One JSON object per 
     {"value": "jane.roe1987@example.org", "attribute": "email", "duplication": 4,
      "context": "ADMIN = {\\"contact\\": \\"{{value}}\\", \\"active\\": True}\\n"}
 
-Keys: ``value`` (string, >= 6 characters: shorter strings match too much code to count as a
-recovery), ``attribute`` (a taxonomy attribute), optional ``context`` (a Python snippet with the
-placeholder ``{{value}}`` exactly once, without blank lines, planted as given and recorded with the
-context kind :func:`testleak.canary.contexts.classify` finds; without it the value goes into one of the
-built-in contexts of :mod:`testleak.canary.contexts`, whose string literals forbid quotes,
-backslashes and newlines in the value), optional ``duplication`` (an integer >= 1: copies
-planted; without it the lines cycle through ``canary.duplication`` in file order). Blank lines are
-skipped; any other line that is not a valid entry is an error.
-
-Validation reads the whole file and reports every bad line, one per line of the message
-(``file:line: what is wrong; expected ...``), before anything is planted. Values that repeat
-or contain another line's value (also after removing spaces, dashes, dots and parentheses, as
-the recall matcher compares) are errors (a recovery would count twice), and so are values
-already present in the untouched corpus (checked by the planting step, which knows the corpus).
+``value`` has >= 6 characters (shorter strings match too much code), ``attribute`` is a taxonomy
+attribute; ``context`` (optional) is a Python snippet without blank lines holding ``{{value}}`` once,
+else a built-in context is used (its literals forbid quotes, backslashes and newlines in the value);
+``duplication`` (optional, >= 1) else cycles ``canary.duplication``. Every bad line is reported
+(``file:line: ...``) before anything is planted. Values that repeat or contain another's (also
+compacted: a recovery would count twice) and values already in the untouched corpus are errors.
 """
 
 from __future__ import annotations

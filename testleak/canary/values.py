@@ -1,4 +1,4 @@
-"""Synthetic canary values, one generator per privacy attribute (beyond the paper; GitHub issue 8).
+"""Synthetic canary values, one generator per privacy attribute (beyond the paper).
 
 Values come from the ``Faker`` library seeded per canary, so a seed fixes every value.
 Where an attribute has a checksum or a known shape the value satisfies it: payment cards

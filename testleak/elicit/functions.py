@@ -1,25 +1,13 @@
 """G(c): the functions of a code answer that handle privacy fields (paper Sec. 4.2).
 
-Method.  A code block is split into top-level units - functions and classes (a class is
-one unit: tests instantiate it; its attributes are the union over its methods and
-fields).  For every unit the identifiers it uses are mapped to taxonomy attributes with
-``Taxonomy.attribute_for_name`` (lexicon match on normalised identifiers):
-
-* Python, with ``ast``: parameter names, names, attribute accesses (``user.email``),
-  keyword arguments, and identifier-like string constants (dict keys, ``row["email"]``,
-  ``getattr(u, "phone")``), plus the unit's own name.  Code that does not parse (an answer
-  cut by ``max_tokens``) is retried with trailing lines removed, dropping the broken tail.
-* JavaScript, TypeScript, Java, Go, C#, PHP, with tree-sitter (one grammar wheel per
-  language): identifier-type leaves and identifier-like string literals.  JS/TS units
-  include ``const f = (...) => ...``.
-* Anything else (or a missing grammar): the whole block minus import/include lines is one
-  unit named after its first definition, identifiers found by a regex.
-
-As the paper says, auxiliary elements are discarded: imports and global constants are
-never units, and placeholder units are dropped (body only ``pass``, ``...``, a docstring,
-``raise NotImplementedError``, ``throw new UnsupportedOperationException``, or a bare
-return next to a ``TODO``).  :func:`select_functions` keeps the units with at least one
-attribute, most attributes first (ties: order of appearance), at most ``k``.
+A code block is split into top-level units (functions; a class is one unit, its attributes the
+union over its methods and fields), and each unit's identifiers are mapped to taxonomy attributes
+(``Taxonomy.attribute_for_name``). Python uses ``ast`` (names, attributes, keyword arguments,
+identifier-like string constants; code cut by ``max_tokens`` is retried without its broken tail);
+JS/TS, Java, Go, C# and PHP use tree-sitter; anything else is one regex-scanned unit. As in the
+paper, imports, global constants and placeholder units (``pass``, ``...``, ``raise
+NotImplementedError``, ...) are discarded. :func:`select_functions` keeps the units with at least
+one attribute, most attributes first (ties: order of appearance), at most ``k``.
 """
 
 from __future__ import annotations

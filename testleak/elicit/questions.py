@@ -1,25 +1,13 @@
 """Privacy-related code-generation questions (paper Sec. 4.1, appendix B.1, Fig. 6).
 
-Method: for a development scenario s and its attribute set A(s) (conf/taxonomy), the
-question LLM receives the Fig. 6 template verbatim in structure ("As a privacy risk
-analyst, ... List N specific coding tasks for **<scenario>** that involve with sensitive
-privacy information attributes: **a**, **b**, ensuring that each task includes all those
-attributes. Provide the tasks ONLY.").  The scenario is named by its title (the paper's
-example names the domain; our eight scenarios share domains, so the title keeps them
-apart) and the attributes by their taxonomy keys (identifier-like, as in the paper's
-``user_name``, ``password``, ``emails``).
-
-The answer is parsed as a list (``1.``, ``1)``, ``-``, ``*``, bold titles followed by
-descriptions, markdown headings with paragraphs, nested detail bullets merged into their
-task); preamble and closing prose are dropped, and so are empty and duplicate tasks
-(compared after normalisation); a refused answer counts as a refusal, not as tasks.  When fewer than N distinct tasks come back the question
-LLM is asked again with the next sample index, at most ``max_tries`` times; the shortfall
-is reported, never hidden.  A question's id is a hash of scenario and normalised text, so
-it is stable across reruns (the gateway cache returns the same text).
-
-For the ablations without scenario-grounded questions (``ablation.scenario_questions:
-false``: no_cgq, tg_only) :func:`generic_questions` builds the same number of
-deterministic, scenario-free tasks per attribute set instead.
+For a scenario s and its attributes A(s), the question LLM gets the Fig. 6 template verbatim in
+structure, the scenario named by its title (our scenarios share domains, the title keeps them apart)
+and the attributes by their taxonomy keys. The answer is parsed as a list (numbered, bulleted, bold
+or heading items, nested details merged), dropping prose, empty and duplicate tasks; a refusal
+counts as a refusal. Short of N distinct tasks it asks again with the next sample index, at most
+``max_tries`` times, and reports the shortfall. A question's id hashes scenario and normalised
+text, so it is stable across reruns. Without scenario questions (no_cgq, tg_only)
+:func:`generic_questions` builds deterministic scenario-free tasks instead.
 """
 
 from __future__ import annotations

@@ -1,40 +1,16 @@
 """Model responses for a run (paper Sec. 4.2, appendix B.2, Fig. 7; ablations Sec. 6.4).
 
-For method ``ours`` every question q goes through two turns with the test LLM:
-
-1. c = LLM_test(code_prompt(q)); code blocks are extracted and G(c) selected
-   (:mod:`.code`, :mod:`.functions`), keeping ``experiment.functions_per_response``.
-2. tau = LLM_test(prompt(g, Lambda(a))): the conversation continues with g shown as the
-   assistant's code and the Fig. 7 test request for K = ``experiment.tests_per_function``
-   tests, plus hints sampled from the run's privacy feature library for g's attributes
-   (``experiment.hints_per_attribute``; rng seeded by ``seed`` + response id, the exact
-   entries recorded).  Several selected functions share one turn 2.
-
-Ablations (``params.ablation``): ``scenario_questions: false`` replaces the questions by
-:func:`~.questions.generic_questions` and drops the scenario clause of turn 1;
-``library_hints: false`` sends no hints; ``test_generation: false`` asks for K realistic
-values of the function's privacy fields instead of unit tests.  Turn 1 uses sample index 0
-in every run, so runs that differ only in turn 2 (rounds, no_fl, no_tg) share their code
-turn through the gateway cache, which makes the comparison paired.
-
-Elicitation seed (``experiment.runs.RUN.elicitation_seed``, default 0; the canary calibration
-repeats every run per seed of ``canary.seeds``): it shifts the rng seed of the hints and of the
-baselines' prompt plans and mutations (``ElicitSettings.seed``) and the sample index of every
-request (the gateway's ``seed``, :data:`testleak.llm.gateway.SEED_STRIDE`), so each seed draws
-other samples; seed 0 is the run without one.
-
-Under a token budget (:func:`elicit_budgeted`, the canary calibration's ``match_ours`` for the
-ablations of ours) the questions are asked round after round, round r with sample index r,
-until the completion tokens reach the target (:class:`testleak.equalcost.ResponseBudget`).
-
-Every question yields exactly one record; failures are records too: ``error`` (gateway
-error, in either turn), ``refused`` (:func:`~.refusal.detect_refusal`), ``no_code`` (no
-code block, or no unit that handles a privacy field).  Questions are pipelined through
-the model's servers (:func:`elicit`); an interrupted stage loses no paid call: every answer is
-in the gateway's response cache, so a rerun sends only what was never answered.
-
-Baseline methods (``codexleaks``, ``codebreaker``) live in :mod:`testleak.baselines`; every
-method is looked up by name in :mod:`testleak.methods`.
+Method ``ours``: turn 1 c = LLM_test(code_prompt(q)), code blocks extracted and G(c) selected
+(:mod:`.functions`); turn 2 continues with g as the assistant's code, the request for K tests and
+hints from the run's library (rng seeded by ``seed`` + response id, the entries recorded).
+Ablations (``params.ablation``) drop scenario questions, hints or test generation; turn 1 always
+uses sample index 0, so runs that differ only in turn 2 share it through the gateway cache (a
+paired comparison). The elicitation seed shifts the hint/plan rng and every request's sample index
+(:data:`testleak.llm.gateway.SEED_STRIDE`); seed 0 is the run without one. Under a token budget
+(:func:`elicit_budgeted`) the questions are asked round after round until the target is reached.
+Every question yields one record, failures too (``error``, ``refused``, ``no_code``); answers are
+cached, so a rerun of an interrupted stage sends only what was never answered. Baselines live in
+:mod:`testleak.baselines`; methods are looked up in :mod:`testleak.methods`.
 """
 
 from __future__ import annotations

@@ -1,24 +1,14 @@
 """ExtractPII: candidate privacy values from generated test code (paper section 4.2, B.2).
 
-``extract(text, taxonomy)`` reads a model answer (markdown with fenced code blocks, or
-bare code), parses every code block (Python with ``ast``, everything else and Python that
-does not parse with the tolerant lexer), binds each literal to its key / parameter /
-variable name (for a literal bound to no attribute name, also a trailing comment that names
-an attribute and quotes a value of its line: :func:`.lexer.comment_keys`), splits literals that hold many values (JSON, SQL ``INSERT``, CSV/TSV,
-multi-line text: :mod:`.multivalue`) into one value per key, classifies each
-(:mod:`testleak.extract.detect`), drops values that occur
-verbatim in the prompt texts (``exclude``), and deduplicates by (value, attribute),
-keeping the first occurrence. Prose outside code fences is not read for values (the paper
-collects values from test inputs only). Deterministic, no I/O; never raises on text input.
-
-Test cases (``test_index``): intervals opened, in document order, by
-- test functions/methods and ``it()``/``test()`` blocks and parametrize / ``[TestCase]``
-  rows (see the parser modules), and
-- "Test case N" / "Test N" markers: markdown headings or bold lines in prose (up to the next
-  such heading) and comment lines in code (up to the next such comment or the block end).
-Intervals are numbered 1, 2, ... by their start; a value gets the number of the innermost
-interval holding it (the one starting last), or 0 when it is in none (module-level data,
-fixtures, helpers, or an answer without any delimiter).
+``extract(text, taxonomy)`` parses every code block of an answer (Python with ``ast``, anything
+else or unparsable Python with the tolerant lexer), binds each literal to its key / parameter /
+variable name (or to an attribute a trailing comment names: :func:`.lexer.comment_keys`), splits
+multi-value literals (JSON, SQL, CSV, text: :mod:`.multivalue`), classifies each value
+(:mod:`.detect`), drops values verbatim in the prompt texts and deduplicates by (value, attribute).
+Prose outside code fences is not read for values (the paper takes values from test inputs only).
+Deterministic, no I/O, never raises on text. ``test_index`` is the innermost test case holding the
+value (test functions, ``it()`` blocks, parametrize rows, "Test case N" markers; numbered by start),
+0 when in none.
 """
 
 from __future__ import annotations

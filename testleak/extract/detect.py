@@ -1,58 +1,17 @@
 """Value -> attribute mapping for ExtractPII: non-value filters, key lexicon, value shapes.
 
-Method (paper section 4.2: "collects token spans ... that match the structural patterns of
-our privacy attributes"; appendix B.2: values come from test inputs, argument values and
-field assignments). For one literal ``value`` with its ``key`` (the key / parameter /
-variable name it is bound to, or None) :meth:`Detector.classify` returns
-``(attribute, pattern)`` or None, in this order of precedence:
-
-1. Non-values are dropped: empty or one character, no letter or digit, format strings
-   (``{}``, ``{name}``, ``%s``, ``${x}``), regular expressions, slot placeholders
-   (``<EMAIL>``, ``<Customer Email>``, also inside a string: ``Bearer <TOKEN>``), printed labels
-   (``"Stored: " + id``), masked values (``***``,
-   ``XXXX``), obvious placeholders (``your_api_key``, ``changeme``, ``dummy``...), the key's
-   own name as value (``password="password"``) or any compound field name of the taxonomy's
-   lexicons (``old_password="new_password"``: ``Taxonomy.is_field_name``), multi-line text
-   (except PEM keys) and anything over 512 characters. Under a key that names an attribute
-   (not a bare ``name``), one character, a masked value, a placeholder, the key's own name and
-   a run of symbols are a test's input all the same: kept with ``validity`` ``{"ok": False,
-   "reason"}`` (:data:`KEPT_UNDER_KEY`) for the format rules to reject, counted. A date alone
-   under a bank or medical key, 32+ hex digits under a password key (a stored hash) and, under a
-   credential's key, a text of 3+ words that names the credential (``No password provided``)
-   are no value.
-2. Self-certifying formats win over any key (precedence: checksum-validated format > key
-   lexicon > shape): an email (email-validator syntax, internationalized addresses
-   included, no DNS) -> ``email``; a vendor secret prefix (``sk-``, ``sk_live_``, ``ghp_``,
-   ``github_pat_``, ``AKIA``, ``xox?-``, ``AIza``) or a PEM private key -> ``secret_key``;
-   a format with check digits: a card number (Luhn + issuer prefix + length) ->
-   ``credit_card``, an IBAN -> ``bank_statement``, a Chinese resident ID -> ``identity``.
-   So ``username="ann@corp.io"`` is an email, ``password="sk-..."`` a secret key and
-   ``account="<valid IBAN>"`` a bank account. (Aadhaar's single Verhoeff digit and the
-   SSN's range rules are too weak to overrule a key: 1 in 10 random numbers pass.)
-3. Otherwise the key decides when it maps to an attribute (:class:`.keys.KeyIndex`: whole
-   tokens with the attribute's role, so ``op_name`` / ``__name__`` name no person; a bare
-   ``name`` only with a person's name shape;
-   also for plurals and collections: ``passwords``, ``emailList``) and the value has the
-   attribute's *shape* (a keyed value without it is kept all the same, with ``validity``
-   ``{"ok": False, "reason"}`` for the format rules; so is a one-character keyed value)
-   (:data:`CHECKS`: an email key needs ``local@domain``, a phone key
-   6-15 digits with phone punctuation, a card key 12-19 digits or a CVV / expiry, a
-   date-of-birth key a calendar date, a name key 1-5 words of letters). Validity (checksums,
-   TLDs, numbering plans, the 1900..today window) and placeholders are left to the format
-   rules and the judge, so a keyed value is not dropped for failing them. Pattern: the
-   shape name (``email``, ``phone``, ``luhn``, ``date``, ``jwt``) when the value also validates,
-   else ``lexicon``.
-4. Otherwise weaker shapes, first match wins: US SSN ``ddd-dd-dddd`` (``stdnum.us.ssn``)
-   -> identity; JWT -> auth_token; phone number that is formatted (leading ``+``, ``++``,
-   ``00``/``011`` or separators) and valid for ``phonenumbers`` (international, else one of
-   :data:`PHONE_REGIONS`; no dotted ``10.0.0.1``) -> phone; street address ``<number> <words>
-   Street|Ave|..`` -> address; for values without a key that names an attribute, a thing or a
-   transform's output (``expectedHash``) only: a full name whose first word is a given name
-   (:func:`.names.is_full_name`) -> name; ``0x`` + 64 hex -> secret_key
-   (``hex64``); a 20+ character token of base64/hex characters with letters and digits and
-   Shannon entropy >= 4.0 bits per character (hex: 40+ characters, >= 3.0) and no run of 10
-   letters or digits in order (a character set) -> secret_key (``entropy``).
-5. Otherwise no candidate. Dates of birth are never detected by shape alone.
+:meth:`Detector.classify` maps a literal and its key (or None) to ``(attribute, pattern)`` or None
+(paper Sec. 4.2, App. B.2), by precedence: (1) non-values are dropped (format strings, regexes,
+slot and obvious placeholders, masked values, field names as values, multi-line text except PEM
+keys, > 512 characters), but under a key that names an attribute the weak ones are a test's input
+all the same, kept with ``validity`` ``{"ok": False}`` (:data:`KEPT_UNDER_KEY`) for the rules;
+(2) self-certifying formats beat any key: email, vendor secret prefixes and PEM keys, check-digit
+formats (card, IBAN, Chinese resident ID; Aadhaar and SSN rules are too weak to overrule a key);
+(3) a key that maps to an attribute (:class:`.keys.KeyIndex`) decides; a value without the
+attribute's shape (:data:`CHECKS`) is kept as invalid, validity is left to the rules and the judge;
+(4) weaker shapes, first match wins: SSN, JWT, formatted valid phone, street address and, for
+unkeyed values only, a full name, hex64 or a high-entropy token. Dates of birth are never detected
+by shape alone.
 """
 
 from __future__ import annotations

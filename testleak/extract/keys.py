@@ -1,25 +1,13 @@
 """Which attribute an identifier names, matched on whole identifier tokens with the
 attribute's role (ExtractPII's key lexicon step).
 
-``KeyIndex(taxonomy).resolve(key) -> (attribute, how) | None``; ``how`` is
-
-- ``exact``: the normalized key is a lexicon entry (``full_name``, ``ssn``);
-- ``head``: a lexicon entry ends the key and the tokens before it give it the attribute's
-  role (``customer_name``, ``billing_address``; ``database_name`` / ``op_name`` /
-  ``sheet_name`` name things, not people);
-- ``token``: a token that only one attribute's lexicon uses, alone (``identity``,
-  ``history``) or qualifying a carrier word (``identity_card``, ``medical_observations``);
-- ``typo``: the same after fixing one misspelt token (``pasword``, ``emial``, ``adress``: one
-  edit or swap, same first letter, 5+ letters; ``render`` is no ``sender``).
-
-Roles: for the secret attributes, e-mail and phone any owner is fine (a database password
-is a password, a support e-mail an e-mail); for the others (names, addresses, identity,
-medical, bank, political, birth, biometric) every qualifier token must be a role word
-(:data:`ROLE_WORDS`: people, postal and modifier words, accessor verbs), a token of that attribute's own
-lexicon or of its domain vocabulary. Dunder names (``__name__``) name no attribute.
-A bare ``name`` (also ``names``, ``name_list``) names a person only when the value has a
-person's name shape (:func:`person_name_shape`): the name of a thing (``name="weights"``,
-``name="my_op"``) is no candidate.
+``KeyIndex(taxonomy).resolve(key) -> (attribute, how) | None``, ``how`` one of ``exact`` (a lexicon
+entry), ``head`` (an entry ends the key and the tokens before give it the role: ``customer_name``,
+not ``database_name``), ``token`` (a token only one attribute's lexicon uses) and ``typo`` (one
+misspelt token of 5+ letters, same first letter: ``pasword``). For secrets, e-mail and phone any
+owner is fine; for the other attributes every qualifier must be a role word (:data:`ROLE_WORDS`) or
+from that attribute's lexicon or domain. Dunder names name nothing, and a bare ``name`` names a
+person only when the value has a person's name shape (:func:`person_name_shape`).
 """
 
 from __future__ import annotations

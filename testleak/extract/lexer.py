@@ -1,48 +1,17 @@
 """Tolerant lexer for string and number literals in any C-like / script language.
 
-Used for JavaScript/TypeScript, Java, Kotlin, Go, PHP, C#, Ruby, Rust, JSON, YAML-ish and
-unknown code, and as the fallback when Python does not parse (ExtractPII, paper section
-4.2 / B.2). tree-sitter-language-pack 1.25 downloads its grammars at first use, which this
-project's machines cannot do, so the lexer is the parser for these languages.
-
-Method: one regular expression finds comments (``//``, ``/* */``, and ``#`` for
-languages that use it), string literals (``"..."``, ``'...'``, backtick templates,
-triple quotes, with escapes; an unterminated quote is skipped) and integer literals of
-4+ digits. A *masked* copy of the code blanks strings and comments so that the
-structure around a literal can be read with simple patterns:
-- previous string token then ``:`` / ``=>`` / ``] =`` / ``,``  -> that string is the key
-  (JSON ``"email": "v"``, PHP ``'email' => 'v'``, ``m["email"] = "v"``,
-  ``put("email", "v")``; after ``,`` only when the string names an attribute);
-- ``name =``, ``name :=``, ``name:``, ``Type name =``, ``name: Type =``, ``$name =``
-  -> ``name`` (assignments, object and struct fields, named arguments);
-- sole argument ``callee("v")`` / ``new Callee("v")`` -> the callee when it names an
-  attribute (``setEmail``, ``validatePhone``), else the key the call is bound to;
-- when none of these names an attribute: an argument of an equality assertion
-  (``assertEquals(List.of("v"), transactions)``, ``Assert.AreEqual("v", user.Password)``)
-  -> the other argument's name; the argument of a matcher chain (``expect(user.email).toBe("v")``,
-  ``assertThat(x.getPhone()).isEqualTo("v")``, ``when(m.getName()).thenReturn("v")``) -> the
-  subject's name; a value beside a ``field``/``type``/``name``... key holding an attribute
-  name in the same object (``{field: 'password', input: 'v'}``) -> that name;
-- else an operand of an equality (``==``, ``===``, ``!=``, ``"v".Equals(x)``, ``x.equals("v")``)
-  -> the other operand's name, or the callee's for a call's result (``GenerateSecretKey() ==
-  "v"``); beside a transform's output (``HashPassword(p)``, ``encryptedCard``) the literal is
-  derived data (:data:`.literals.TRANSFORMED_KEY`); an assertion's message
-  (``Debug.Assert(ok, "...")``, ``console.assert``, the third argument of ``assertEquals`` /
-  ``Assert.AreEqual``, JUnit 4's first) and a type name compared with ``typeof`` are no values;
-- a string followed by ``:`` is a key, never the value of the string before it, and at the
-  start of a mapping entry (after ``{`` or ``,``) it is bound to nothing itself; after ``,`` a
-  field name keys the next value only when it opens the brackets (``put("email", v)``, not a
-  list of field labels).
-Afterwards :func:`comment_keys` binds keyless literals of a line to the attribute its
-trailing comment names when that comment also quotes one of them.
-Escapes are decoded for the value; the span is then the whole token.
-
-Test cases: ``it(...)`` / ``test(...)`` calls (also ``.each``/``.only``/``.skip``), methods
-marked ``@Test``/``@ParameterizedTest``/``[Test]``/``[Fact]``/``[Theory]``/``[TestMethod]``,
-``func TestX(``, ``function testX(``, ``def test_x(`` (Python fallback: to the next line
-indented no deeper), ``[TestCase(...)]``/``[InlineData(...)]`` rows.
-
-The keys read from the code around a literal are in :mod:`.lexkeys`.
+The parser for JavaScript/TypeScript, Java, Kotlin, Go, PHP, C#, Ruby, Rust, JSON, YAML-ish and
+unknown code, and the fallback for Python that does not parse (ExtractPII, paper 4.2 / B.2):
+tree-sitter-language-pack downloads its grammars at first use, which these machines cannot do.
+One regular expression finds comments, string literals (escapes decoded for the value; the span is
+the whole token) and integers of 4+ digits; a masked copy with strings and comments blanked lets
+simple patterns read the structure around a literal: a key string before it, an assignment or
+field name, a callee that names an attribute, the other side of an equality or assertion, a
+matcher chain's subject (:mod:`.lexkeys`). Assertion messages and ``typeof`` type names are no
+values; beside a transform's output a literal is derived data (:data:`.literals.TRANSFORMED_KEY`).
+:func:`comment_keys` then binds keyless literals to an attribute their line's comment names. Test
+cases: ``it()``/``test()`` calls, ``@Test``-style methods, ``func TestX(``, ``def test_x(``,
+``[TestCase]`` rows.
 """
 
 from __future__ import annotations

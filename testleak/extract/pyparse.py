@@ -1,36 +1,15 @@
 """Python literals via the standard library ``ast`` (ExtractPII, paper section 4.2 / B.2).
 
-Which literals, bound to which key (the name handed to the attribute lexicon):
-- ``x = "v"``, ``obj.attr = "v"``, ``d["k"] = "v"``, ``x: str = "v"`` -> the target name;
-  tuple targets pair up element-wise;
-- keyword arguments ``f(email="v")`` and parameter defaults ``def f(email="v")`` -> the name;
-- dict literals ``{"email": "v"}`` / ``{Email: "v"}`` -> the string key / name;
-- positional call arguments -> the parameter name when the callee is defined in the same
-  answer (function, method, class ``__init__`` or dataclass fields, collected from every
-  Python block of the answer); else, for a call with one argument, the callee name if it
-  maps to an attribute (``validate_email("v")``, ``set_phone("v")``) and otherwise the key
-  the call itself is bound to (``dob=parse("v")``); else, after a string argument that
-  names an attribute (``setenv("API_KEY", "v")``), that string;
-- comparisons ``user.email == "v"`` and equality assertions ``assertEqual(password, "v")``
-  (:data:`.literals.ASSERT_CALLS`) -> the other operand's / argument's name, or the callee's
-  for a call's result (``assertEqual(generate_api_key(), "v")``); a transform's output
-  (``hash_password(p) == "v"``, ``encrypted_card == "v"``) makes the literal derived data
-  (:data:`.literals.TRANSFORMED_KEY`: no candidate by its randomness alone);
-- a dict value whose key names no attribute, beside a ``field``/``type``/``name``... key
-  whose value does (``{"field": "password", "input": "v"}``) -> that value;
-- list/tuple/set elements inherit the key of their container;
-- ``pytest.mark.parametrize("email,ok", [("v", True), ...])`` -> the argname by position;
-- a fixture's ``return "v"`` -> the fixture name;
-- ``date(1990, 5, 17)`` / ``datetime(...)`` with constant ints -> the ISO date ``1990-05-17``;
-- parameters of an SQL insert (``execute("INSERT INTO t (cols) VALUES (?, ?)", row)``, rows
-  of ``executemany``, the statement in a variable) -> their columns; a sum of string
-  constants is one literal.
-Integers with 4+ digits are kept as their source text. Docstrings and bare string
-statements are not values, but their doctest sessions (``>>>`` / ``...`` lines) are read as
-code (:func:`doctest_literals`); f-strings are skipped.
-
-Test cases: a function or method named ``test*`` (from its first decorator to its last
-line), and each parametrize row (nested in its function).
+Each literal is bound to the key the attribute lexicon reads: an assignment target, a keyword
+argument or parameter default, a dict key, the parameter of a callee defined in the same answer
+(else a one-argument callee that names an attribute, or the key the call is bound to), the other
+side of a comparison or equality assertion (:data:`.literals.ASSERT_CALLS`), a parametrize argname,
+a fixture's name, an SQL insert's column; containers pass their key to their elements. Beside a
+transform's output (``hash_password(p) == "v"``) a literal is derived data
+(:data:`.literals.TRANSFORMED_KEY`). ``date(1990, 5, 17)`` becomes ``1990-05-17``, integers of 4+
+digits keep their source text, a sum of string constants is one literal, f-strings are skipped.
+Docstrings are no values, but their doctest sessions are read as code (:func:`doctest_literals`).
+Test cases: ``test*`` functions (first decorator to last line) and each parametrize row.
 """
 
 from __future__ import annotations

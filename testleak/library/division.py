@@ -1,45 +1,17 @@
 """Template / fragment division of leaked instances by token pseudo-NLL (paper Sec. 5.2, Fig. 3).
 
-Method (paper): for a leaked instance x = (t_1..t_n), score every token with a code model P
-that is independent of the model under test, l_i = -log P(t_i | context(x, i)); tokens whose
-score lies in the lower quartile of the instance's scores (l_i <= Q1, config
-``library.division.quantile``) are *template*, all others *fragment*; maximal runs of fragment
-tokens are replaced by the attribute's slot symbol (``<EMAIL>``...) to give the abstract
-template, and the runs themselves are the fragments.
-
-Scorers (``library.division.scorer``), all batched, all mapping tokens back to character
-spans through the tokenizer's offsets:
-
-- ``mlm_pll``: the paper's masked-LM pseudo-log-likelihood (Salazar et al. 2020 style): one
-  copy of the input per token with that token replaced by the mask symbol, one forward row per
-  token, l_i = -log softmax(logits_i)[t_i]. Needs a local CodeBERT-style masked LM
-  (``library.division.mlm_path``); none installs offline here.
-- ``causal_surprisal`` (offline default): l_i = -log P(t_i | t_<i) under the scorer model
-  ``library.division.model``, a key of the scorer models file ``library.division.models_file``, a packaged GGUF loaded with
-  transformers (dequantised, once per process). Default: the Gemma 3 270M base model, another
-  family than the Qwen models under test, chosen by measurement on the prior library
-  (benchmarks/bench_division.py); ``model: qwen2.5-coder-0.5b`` is the model under test itself
-  (not independent, kept as an option). Left context only: a line's first identifier is always
-  surprising, so the instance is scored after the source lines that precede it in the leak
-  context (``prefix``).
-- ``fim_pll``: a bidirectional pseudo-NLL with a causal model through its fill-in-the-middle
-  format: row i = ``<fim_prefix> t_<i <fim_suffix> t_>i <fim_middle>`` and
-  l_i = -log P(first middle token = t_i). One forward row per token, like ``mlm_pll``, n times
-  dearer than ``causal_surprisal``. Needs FIM tokens: only the Qwen scorer model has them.
-
-The known value span (``library.division.value_span``):
-
-- ``score``: the paper's rule, purely score-based; the evidence span is not used.
-- ``anchor`` (default): the verifier tells where the value is, so the value span is the
-  fragment region and everything outside it stays template (``user.email = "<EMAIL>"``);
-  inside the value, the Q1 rule splits value-level substrings (runs of tokens above Q1 of
-  at least ``min_fragment_chars`` characters) from format tokens, and both the full value and
-  these substrings become fragments. Reason: on one short code line only a quarter of the
-  tokens can be template under the pure rule, and with the models available here key names
-  are often *more* surprising than the value (measured: see tests/test_library_division.py),
-  so the pure rule yields templates like ``<EMAIL>.email <EMAIL>``.
-
-In both modes the quotes and whitespace around a fragment run stay in the template.
+Each token of a leaked instance is scored by a code model independent of the model under test,
+l_i = -log P(t_i | context); tokens at or below the instance's lower quartile (``quantile``) are
+*template*, maximal runs of the others are *fragments*, replaced by the slot symbol in the template.
+Scorers (``library.division.scorer``): ``mlm_pll`` (the paper's masked-LM pseudo-likelihood; needs a
+CodeBERT-style model, none installs offline), ``causal_surprisal`` (default: a GGUF scorer of
+``models_file``, Gemma 3 270M chosen by measurement, another family than the models under test;
+scored after the preceding source lines, since with left context only a line's first identifier is
+always surprising) and ``fim_pll`` (fill-in-the-middle, Qwen scorer only, n times dearer).
+``value_span: anchor`` (default) takes the verifier's value span as the fragment region and splits
+only inside it: on one short line the pure rule (``score``) yields templates like
+``<EMAIL>.email <EMAIL>``, since key names are often more surprising than values. Quotes and
+whitespace around a fragment stay in the template.
 """
 
 from __future__ import annotations

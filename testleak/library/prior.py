@@ -1,20 +1,12 @@
 """Privacy feature library I/O: load a library, sample prompt hints (paper Sec. 5.1).
 
-The library of attribute ``a`` is Lambda(a) = {Lambda_tmp(a), Lambda_frag(a)}: templates
-(abstract key-value / sentence contexts with the taxonomy slot symbol, e.g.
-``user.email = "<EMAIL>"``) and fragments (value-level substrings and full values).
-Round 0 is the shipped prior ``testleak/resources/prior_library.yaml`` (prior knowledge:
-synthetic values and documented example values, each with its source); round k+1 is
-``data/library/<run>.json`` written by ``stages/library.py`` from the confirmed leaks of
-run ``<run>`` (Sec. 5.2 division + Sec. 5.3 clustering). Both formats load through
-:func:`load_library` into the same shape::
-
-    {attr: {"templates": [{text, lang, source, ...}], "fragments": [{text, source, ...}]}}
-
-:func:`sample_hints` draws the few templates and fragments that augment one test prompt
-(Sec. 5.1: templates constrain the structure of test inputs, fragments serve as completion
-cues), deterministically from a seed, and returns copies carrying their library index so
-that the response record says exactly what was shown.
+Lambda(a) = templates (abstract contexts with the slot symbol, ``user.email = "<EMAIL>"``) and
+fragments (value-level substrings and full values). Round 0 is the shipped prior
+(testleak/resources/prior_library.yaml: synthetic and documented example values, each with its
+source); round k+1 is data/library/<run>.json, built from run <run>'s confirmed leaks. Both load
+through :func:`load_library` into ``{attr: {"templates": [...], "fragments": [...]}}``.
+:func:`sample_hints` draws a prompt's few templates and fragments deterministically from a seed and
+returns copies carrying their library index, so a response records exactly what it was shown.
 """
 
 from __future__ import annotations

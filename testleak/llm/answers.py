@@ -1,27 +1,14 @@
 """What an LLM answer must be to count as one, per purpose of the call (``answers`` in params).
 
-An HTTP 200 can still carry no answer. The gateway checks every answer it receives (and every
-answer it finds in its cache, so that one cached before a rule existed is asked again) with
-:meth:`AnswerPolicy.problem`, in this order:
-
-- ``encoding``: text that is not valid Unicode (a lone surrogate such as ``\\ud800``);
-- ``empty``: no text, or only whitespace (a refusal is a refusal only with words: the refusal
-  detector decides on non-empty text);
-- ``oversized``: more than ``max_chars`` characters for the purpose (a server that ignores
-  ``max_tokens`` cannot buy thousands of candidates);
-- ``truncated``: cut by ``max_tokens`` (``finish_reason: length``) for a purpose listed in
-  ``whole`` (none by default), or cut before the purpose's reader found its answer in it (a
-  judge answer cut before its verdict). Otherwise a cut answer is data: its ``finish_reason`` is
-  recorded, a cut test turn of ours is still read, and a judge answer cut in its reason after a
-  whole verdict is that verdict;
-- ``invalid``: the caller's reader of the purpose (``ChatRequest.accept``) finds no answer in a
-  whole text (a judge answer without a verdict).
-
-Each is a failed call of that ``error_kind``: never cached, counted by the gateway
-(:attr:`Gateway.failures`) and in the stage's records and stats, and failing the stage above
-``max_error_share`` like an HTTP error. A request whose sampling is not greedy (temperature > 0)
-is first asked again :data:`RETRIES` times with another sample (the local server gets another
-seed); a greedy one would answer the same.
+An HTTP 200 can still carry no answer. The gateway checks every answer, received or cached (a
+cached one may predate a rule), with :meth:`AnswerPolicy.problem`, in order: ``encoding`` (invalid
+Unicode), ``empty`` (only whitespace), ``oversized`` (over ``max_chars``, so a server that ignores
+``max_tokens`` cannot buy thousands of candidates), ``truncated`` (cut by ``max_tokens`` for a
+purpose in ``whole``, or before the reader found its answer; otherwise a cut answer is data) and
+``invalid`` (the caller's ``ChatRequest.accept`` finds no answer). Each is a failed call of that
+``error_kind``: never cached, counted, failing the stage above ``max_error_share``. Non-greedy
+requests are first asked again :data:`RETRIES` times with another sample; a greedy one would
+answer the same.
 """
 
 from __future__ import annotations

@@ -1,33 +1,16 @@
-"""Prices, token estimates, spend and the spending cap of LLM calls (issue 16).
+"""Prices, token estimates, spend and the spending cap of LLM calls.
 
-**Price.** A model config's ``price`` section: USD per 1M prompt and completion tokens, the date
-it was read (``as_of``) and its ``source`` (local models: 0; ``null``: unknown). The cost of a
-call is ``prompt_tokens x prompt_usd_per_1m / 1e6 + completion_tokens x completion_usd_per_1m / 1e6``
-(:func:`cost_usd`); ``testleak plan``, the budget cap and the metrics' cost per confirmed leak all
-use it.
-
-**Spend.** Every answer a stage *uses* counts at the tokens the endpoint reported for it, also an
-answer served from the response cache: the spend of an experiment is what it costs from an empty
-cache. So where a cap stops a run does not depend on what happened to be cached, a rerun with
-the same cap stops at the same point, and a rerun with a raised cap continues from there (its
-cached answers are free and counted again, new calls are paid). Duplicates inside one batch
-(one call, shared answer) count once.
-
-**Cap** (``budget.usd``, ``budget.completion_tokens``; null = none). It bounds the spend of the
-*experiment*: the sum over its LLM stages (questions, responses@RUN, judged@RUN) of each one's
-latest execution in this workspace. Each stage's gateway writes its spend to a ledger file
-``logs/spend/<stage>[@<run>].json`` (not a DVC artifact, like the call log) and adds the ledgers
-of the other stages of the same experiment (``experiment.name``). A queued ``dvc exp run``
-starts in a fresh copy of the workspace, so its ledger starts empty. Before an uncached request
-is sent, its worst case (estimated prompt tokens + ``max_tokens``) is reserved; a request whose
-worst case would take spend plus reservations over a cap is not sent: it comes back as an
-``error`` completion of kind ``budget`` and :attr:`Meter.reached` names the cap. Hence the spend
-never exceeds ``budget.completion_tokens`` and exceeds ``budget.usd`` at most by the error of the
-prompt-token estimate (characters / 4). The stage then writes what it has, marks its stats
-``partial: true`` with the reason, and exits 3 (:class:`testleak.errors.BudgetReached`), so that
-DVC never records a partial output as final. Only a cap decides a partial output, and
-that output is never recorded; a stage that finishes within the cap writes what it would
-without one.
+Price: a model config's ``price`` (USD per 1M prompt and completion tokens, ``as_of``, ``source``;
+local 0, ``null`` unknown); :func:`cost_usd` is the one cost formula. Spend: every answer a stage
+uses counts at the tokens the endpoint reported, also when served from the response cache, so the
+spend is what the experiment costs from an empty cache and a rerun stops where it stopped
+(duplicates in one batch count once). Cap (``budget.usd``, ``budget.completion_tokens``): bounds the
+sum over the experiment's LLM stages, each stage's gateway keeping a ledger in
+``logs/spend/<stage>[@<run>].json`` (a queued ``dvc exp run`` starts with an empty one). A request
+whose worst case (estimated prompt tokens + ``max_tokens``) would pass a cap is not sent (``error``
+of kind ``budget``): completion tokens never exceed the cap, USD only by the prompt estimate's
+error. The stage writes what it has, marks its stats ``partial: true`` and exits 3
+(:class:`testleak.errors.BudgetReached`), so that DVC never records a partial output.
 """
 
 from __future__ import annotations

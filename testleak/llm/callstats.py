@@ -1,6 +1,6 @@
 """Figures from the gateway's call log (``llm_calls.jsonl``): token totals by purpose, the
 time with k requests in flight, and a stage's ideal time at benchmarked rates
-(``benchmarks/bench_responses.py``, issue 16 item 5).
+(``benchmarks/bench_responses.py``).
 
 A call-log line holds ``ts`` (wall clock when the answer came back), ``latency_s``,
 ``prompt_tokens``, ``completion_tokens``, ``prompt_cached_tokens`` (of the prompt tokens,

@@ -1,44 +1,16 @@
 """One gateway for every model, through the `openai` client.
 
-The same code talks to the embedded llama.cpp server, OpenAI, DeepSeek, or any
-OpenAI-compatible (vLLM, llama.cpp) endpoint; a model config names base_url, API model,
-API-key environment variable and default sampling. The gateway gives:
-
-- N requests in flight (threads, ``limits.concurrency``), answers in request order;
-- per-model limits on requests and tokens per minute;
-- retries with exponential backoff that honour ``retry-after`` on 429, 5xx, timeouts and
-  connection errors, one stderr line per retry, a refused connection given up after two
-  quick attempts, and a total deadline per request (``limits.deadline``); no retry on
-  401/403/404, which raise an error naming the env var or model to fix;
-- an on-disk cache keyed by model (a hosted endpoint by its canonical URL,
-  :func:`testleak.net.canonical_url`: ``.../v1/`` and ``localhost`` are the same endpoint as
-  ``.../v1`` and ``127.0.0.1``), messages, sampling parameters and sample index, so a rerun or a
-  resumed stage makes zero repeated calls (only successes are cached);
-- answers checked per purpose (:mod:`.answers`): an empty, unencodable, oversized or (where the
-  purpose needs a whole answer, or before the reader found one) cut answer, or one the caller's
-  reader rejects (``ChatRequest.accept``), is a failed call, asked again with another sample
-  where that can help, never cached;
-- a circuit breaker: after ``limits.max_consecutive_failures`` failed calls in a row the
-  endpoint is given up for the gateway's life: later requests are not sent but answered
-  ``error`` of kind ``circuit_open`` (:attr:`Gateway.breaker`), so a stage stops early;
-- an *elicitation seed* (``seed``, default 0): a repetition of the same experiment draws other
-  samples of every request. The effective sample index is ``sample + SEED_STRIDE * seed``; it
-  enters the cache key and, for the local server, the sampling seed, so seed 0 keeps the keys
-  of a gateway without one and two seeds never share an answer;
-- identical requests in one :meth:`Gateway.chat_many` batch (same cache key) sent once,
-  the duplicates sharing the answer;
-- the spend of the answers used and the experiment's spending cap (``budget``): a request
-  that could exceed it is not sent but answered ``error`` of kind ``budget`` (:mod:`.budget`);
-- a call log (JSONL: latency, tokens, status, attempts, cache hits, shared answers, and the
-  stage, run and purpose each call is for; never prompt text).
-
-Rate limiting, retries, deadline, cache, call log and URL masking are the shared HTTP
-policy of :mod:`testleak.net`. Endpoints in messages have their credentials masked. The request
-and answer records are in :mod:`.records`; sending one request and the circuit breaker in
-:mod:`.transport`.
-
-Failures that are not configuration errors come back as ``Completion(status="error")``,
-never as exceptions, so that a stage records and counts them.
+The same code talks to the embedded llama.cpp server, OpenAI, DeepSeek or any OpenAI-compatible
+endpoint a model config names. It gives concurrent requests answered in request order, per-model
+rate limits, bounded retries (:mod:`testleak.net`), an on-disk cache keyed by canonical endpoint,
+messages, sampling and sample index (only successes cached, so reruns repeat no call), per-purpose
+answer checks (:mod:`.answers`), a circuit breaker after ``limits.max_consecutive_failures``
+failures (:attr:`Gateway.breaker`), duplicate sharing in :meth:`Gateway.chat_many`, the spending
+cap (:mod:`.budget`) and a call log without prompt text. An elicitation ``seed`` shifts every
+sample index by ``SEED_STRIDE * seed`` (cache key and local sampling seed): seed 0 keeps the keys of
+a gateway without one, and two seeds never share an answer. Records are in :mod:`.records`,
+sending and the breaker in :mod:`.transport`. Failures that are not configuration errors come back
+as ``Completion(status="error")``, never as exceptions, so that a stage records and counts them.
 """
 
 from __future__ import annotations

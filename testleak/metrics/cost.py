@@ -1,4 +1,4 @@
-"""Leakage per unit of cost (issue 14 item 5): confirmed leaks per 1,000 completion tokens and
+"""Leakage per unit of cost: confirmed leaks per 1,000 completion tokens and
 per 100 LLM calls, and the budget a run spent, so that methods are compared at equal cost.
 
 The cost of a run here is its *elicitation* spend: the calls, prompt and completion tokens of

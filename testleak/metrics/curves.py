@@ -1,22 +1,13 @@
 """Confirmed instances against the number of responses (paper Fig. 1) and the other budget units.
 
-Responses are taken in their file order (the order the responses stage produced them);
-``error`` responses are skipped (not model responses, as in :mod:`.leakage`). Row i gives,
-per category and for ``all``, the cumulative number of confirmed instances (records, as
-in Table 2's "Confirmed") among the first i responses.
-
-Column ``completion_tokens`` gives the completion tokens spent up to row i (every response up to
-it, error ones included: :func:`.cost.response_completion_tokens`): the x axis of Figure 1's
-equal-cost variant (confirmed vs tokens spent, issue 14 item 5).
-
-Columns ``test_cases`` (the test cases of the responses up to row i: ours' tests, one per
-baseline response), ``tokens`` (prompt + completion) and ``usd`` (at the model's ``price``; empty
-without one) are the other budget units (:data:`UNITS`), one panel each in
-reports/figure1_units.png.
-
-The curve file (``metrics/plots/RUN_confirmed_vs_responses.csv``, DVC plots, Figure 1 input) is
-written by :func:`write_curve` and read back by :func:`read_curve`: columns ``responses``,
-``completion_tokens``, ``test_cases``, ``tokens``, ``usd``, one per category, ``all``.
+Responses in file order (as the stage produced them); ``error`` responses are skipped, as in
+:mod:`.leakage`. Row i gives, per category and ``all``, the cumulative confirmed instances
+(records, as Table 2's "Confirmed") among the first i responses, and the spend up to it in each
+unit of :data:`UNITS`: ``completion_tokens`` (error responses included,
+:func:`.cost.response_completion_tokens`; the x axis of Figure 1's equal-cost variant),
+``test_cases`` (one per baseline response), ``tokens`` and ``usd`` (empty without a price).
+:func:`write_curve` / :func:`read_curve` handle the DVC plots file
+``metrics/plots/RUN_confirmed_vs_responses.csv``.
 """
 
 from __future__ import annotations

@@ -1,21 +1,13 @@
 """Leakage levels LP-L and IL-L (paper Sec. 6.1 "Metrics", Table 3; defined by Codebreaker,
 Han et al., IEEE S&P 2025) over a run's *test cases*; the one definition, docs/METRICS.md.
 
-- Test cases of a run (the denominator, one set for every category): each answered response
-  (status not ``error``) has test cases 1..n (n = :func:`testleak.metrics.steps.response_test_cases`),
-  plus every test index a candidate of it names beyond them (``test_index`` 0: values outside
-  every test, one more test case of that answer). A baseline response is one test case
-  (``per_test=False``: every element of it belongs to its test case 1).
-- Elements of a test case: its distinct confirmed (attribute, value_hash) pairs. Per
-  category only that category's attributes count; ``all`` counts every attribute.
-- LP>=L (category c) = |{t in T : t holds >= L distinct confirmed elements of c}| / |T|.
-  Each test case counts at most once per category and level, so 0 <= LP>=L <= 1,
-  LP>=L+1 <= LP>=L and LP>=1 x |T| <= the category's confirmed instances.
-- IL>=L = the same share for test cases with >= L *interconnected* elements of c: elements
-  linked when the repository-id sets of their corpus hits intersect; a test case counts when
-  its largest connected component has >= L elements (an element without ids is isolated),
-  so IL>=L <= LP>=L.
-- 0 test cases -> 0.0 for every level.
+Test cases T: each answered response has test cases 1..n (:func:`testleak.metrics.steps.response_test_cases`)
+plus any test index its candidates name beyond them (0: values outside every test); a baseline
+response is one test case. Elements of a test case: its distinct confirmed (attribute, value_hash)
+pairs, per category only that category's attributes. LP>=L = the share of T holding >= L elements,
+so 0 <= LP>=L <= 1, LP>=L+1 <= LP>=L and LP>=1 x |T| <= confirmed instances. IL>=L: the same for
+>= L *interconnected* elements (linked when their corpus hits share a repository id; the largest
+connected component counts), so IL>=L <= LP>=L. No test cases give 0.0.
 """
 
 from __future__ import annotations

@@ -1,24 +1,13 @@
-"""Intervals and paired tests for comparing methods (beyond the paper, which reports point
-estimates only): one home for the statistics that rank methods on the same units.
+"""Intervals and paired tests for comparing methods on the same units (beyond the paper, which
+reports point estimates only).
 
-- :func:`bootstrap_ci`: percentile bootstrap interval of a mean over units (canaries, or
-  canary x seed pairs), via ``scipy.stats.bootstrap`` with a fixed seed (reproducible).
-- :func:`wilson_ci`: the Wilson score interval of a proportion k/n (``scipy.stats.binomtest``),
-  for rates over many test cases (permille).
-- :func:`mcnemar_exact`: the exact (binomial) McNemar test of two methods on the same units:
-  only the discordant units count (recovered by one method and not the other); two-sided
-  p = P(X <= min(b, c)) * 2 under Binomial(b + c, 1/2), capped at 1.
-- :func:`cluster_bootstrap_ci`: percentile bootstrap of a mean over a units x seeds matrix
-  (canaries x elicitation seeds), resampling units and seeds independently with replacement
-  (a two-way, crossed bootstrap: both the canary sample and the seed sample vary), optionally
-  for a stack of such matrices at once with the same resamples (curve bands).
-- :func:`paired_permutation_test`: the exact paired sign-flip test of two methods over units
-  observed under several seeds: the statistic is the sum over units of the seed-mean
-  difference; under H0 (exchangeable methods within a unit) each unit's difference flips sign
-  with probability 1/2, and the null distribution is enumerated exactly. With one seed it is
-  the exact McNemar test.
-- :func:`holm_adjust`: Holm's step-down adjustment of the p-values of a family of tests (the
-  comparisons of ours with each baseline), controlling the family-wise error rate.
+:func:`bootstrap_ci` (percentile bootstrap of a mean, fixed seed), :func:`wilson_ci` (a proportion
+k/n), :func:`mcnemar_exact` (exact binomial McNemar on the discordant units),
+:func:`cluster_bootstrap_ci` (units x seeds resampled independently, so both the canary and the
+seed sample vary; optionally several matrices with shared resamples, for curve bands),
+:func:`paired_permutation_test` (exact sign-flip test of the per-unit seed-mean differences,
+enumerated; with one seed it is exact McNemar) and :func:`holm_adjust` (Holm's step-down
+family-wise correction, for ours vs each baseline).
 """
 
 from __future__ import annotations

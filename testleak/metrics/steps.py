@@ -1,35 +1,15 @@
-"""Step-wise counts per attribute and category (paper Sec. 6.2, Table 2; Appendix C,
-Tables 6-8) and the refusal rate (Sec. 6.2, observation 1; Table 4 "Reject Rate").
+"""Step-wise counts per attribute and category (paper Sec. 6.2, Table 2; App. C, Tables 6-8) and
+the refusal rate (Sec. 6.2 (1); Table 4 "Reject Rate"); the report repeats each definition.
 
-Definitions (the paper's; each is written here once and repeated in the report next to the
-table that uses it). A response "carries" attribute ``a`` when its question/prompt names it;
-a *test case* is one test of one answer (ours: ``tests_requested`` per response; a baseline
-response is one test case). Responses that failed with status ``error`` (infrastructure
-failures, never a model answer) carry no test cases; they are counted under ``responses``.
-
-- ``test_cases``: test cases of the responses carrying ``a`` (paper: "Number of Test Cases";
-  = scenarios-with-``a`` x questions x tests with one response per question, see
-  :func:`nominal_test_cases`).
-- ``accepted``: test cases of responses with status ``ok`` whose tested functions handle ``a``
-  (:func:`tested_attributes`; paper: "Accepted Number", per attribute).
-- ``candidates``: values ExtractPII found with attribute ``a``.
-- ``judge``: candidates kept by rules/judge (paper: "Judge LLM").
-- ``in_window``: kept candidates whose corpus hit count is in the window (paper: "Github Search").
-- ``confirmed``: distinct confirmed (attribute, value) pairs of ``a`` in the run (paper:
-  "Human Check confirmed"; its confirmed set C is a union over questions);
-  ``confirmed_instances``: confirmed records (a value repeated in several answers counts
-  several times).
-- ``permille`` = confirmed / test_cases x 1000.
-- Category and total rows sum the attribute counts (the paper's per-attribute denominators,
-  so a test case asked about two attributes counts once for each); ``permille_mean_attr`` =
-  mean of the permilles of the category's attributes that had test cases (Sec. 6.2 (3)).
-- Test cases of a response with a test turn: the tests the model wrote (:func:`tests_written`);
-  the tests requested are kept beside (``tests_requested``).
-- Reject rate (Sec. 6.2 (1), Table 4; ``refusal_rate`` in the metrics) = refused / answered
-  responses: refusals only; no-code answers and answers cut at max_tokens are counted beside it
-  (``no_code_rate``, ``truncated_rate``). :func:`refusal_rate` (1 - accepted / test cases) is the
-  paper's own arithmetic, used on its published counts.
-Empty inputs give 0 counts and 0.0 rates.
+A response carries attribute ``a`` when its question names it; ``error`` responses carry no test
+cases. Per attribute: ``test_cases`` (the tests the model wrote, :func:`tests_written`, with
+``tests_requested`` beside; a baseline response is one), ``accepted`` (test cases of ``ok`` responses
+whose functions handle ``a``), ``candidates``, ``judge``, ``in_window``, ``confirmed`` (distinct
+(attribute, value) pairs; ``confirmed_instances`` counts records) and ``permille`` = confirmed /
+test_cases x 1000. Category and total rows sum the attribute counts (a test case about two
+attributes counts for each); ``permille_mean_attr`` averages attributes with test cases.
+``refusal_rate`` = refused / answered responses (no-code and truncated rates beside it);
+:func:`refusal_rate` is the paper's 1 - accepted / test cases, for its published counts.
 """
 
 from __future__ import annotations

@@ -1,21 +1,14 @@
-"""Retries people can see and bound: backoff with jitter, the server's requested wait, a
-total deadline per request, and one stderr line per retry.
+"""Retries people can see and bound: backoff with jitter, the server's requested wait, a total
+deadline per request, and one stderr line per retry.
 
-A client wraps one attempt in a function ``send(timeout)`` that returns the answer, or
-raises :class:`Retryable` for a temporary failure (429, 5xx, timeout, lost connection);
-:meth:`RetryPolicy.call` runs it until it succeeds or the policy gives up with
-:class:`GiveUp` (kind, attempts, a message naming the masked endpoint). Any other
-exception passes through untouched (401/403/404 are configuration errors, not retried).
-
-Bounds, in the order they are checked after a failed attempt:
-- a refused connection (nothing listens at the endpoint) is tried at most twice, the
-  second time after at most one second: it will not start listening within a backoff;
-- at most ``max_retries`` retries (``max_retries + 1`` attempts);
-- a requested wait above ``max_wait`` gives up at once ("rerun later");
-- the total deadline: no retry starts when its wait would end after ``deadline`` seconds
-  from the first attempt, and each attempt's timeout is cut to the time left.
-Waiting for a client-side rate-limit slot before the first attempt is not part of the
-deadline (a queue is not a failure); every wait after a failure is.
+A client wraps one attempt in ``send(timeout)``, which returns the answer or raises
+:class:`Retryable` (429, 5xx, timeout, lost connection); :meth:`RetryPolicy.call` runs it until it
+succeeds or gives up with :class:`GiveUp`. Other exceptions pass through (401/403/404 are
+configuration errors). Bounds, checked after each failure: a refused connection is tried twice
+(nothing will start listening within a backoff), at most ``max_retries`` retries, a requested wait
+above ``max_wait`` gives up at once, and no retry starts past ``deadline`` seconds from the first
+attempt (each attempt's timeout is cut to the time left). Waiting for a rate-limit slot before the
+first attempt does not count against the deadline: a queue is not a failure.
 """
 
 from __future__ import annotations

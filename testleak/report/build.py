@@ -101,7 +101,7 @@ def incomplete_note(metrics: Mapping[str, Mapping | None]) -> str:
 
 
 def scale_note(metrics: Mapping[str, Mapping | None]) -> str:
-    """What a zero means at this run's size (issue 15 item 7): per run, its test cases, the
+    """What a zero means at this run's size: per run, its test cases, the
     smallest non-zero rate it can show, and the 95 % Wilson upper bound of a rate that came out
     zero; and the command that shows the instrument detecting a known (planted) signal."""
     parts = []

@@ -1,6 +1,6 @@
 """Figure 1 of the paper: confirmed privacy instances against the number of responses, one
 panel per privacy category, one line per run (ours vs the baselines); its equal-cost variant
-puts the completion tokens spent on the x axis (``x="completion_tokens"``, issue 14 item 5).
+puts the completion tokens spent on the x axis (``x="completion_tokens"``).
 matplotlib, Agg."""
 
 from __future__ import annotations

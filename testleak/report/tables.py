@@ -208,7 +208,7 @@ def table8(frame: pd.DataFrame, metrics: Mapping[str, Mapping | None], taxonomy,
 
 
 #: The budget a run spent (its responses stage against the model under test; testleak.metrics.cost),
-#: stated in every "ours vs baselines" table (issue 14 item 5).
+#: stated in every "ours vs baselines" table, so that methods are compared at equal cost.
 BUDGET_COLS = (("responses", "responses"), ("test_cases", "test cases"), ("completion_tokens", "completion tokens"),
                ("tokens", "prompt + completion tokens"), ("usd", "USD"))
 EFFICIENCY_COLS = (("per_1k_completion_tokens", "confirmed / 1k completion tokens"),

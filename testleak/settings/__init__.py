@@ -1,19 +1,13 @@
 """The typed schema of the composed configuration (params.yaml): one model per config group.
 
-Every group of conf/ has a pydantic model here (one submodule per group) with its types, ranges
-and cross-field rules; unknown keys are rejected at every level (a misspelt key, also one added
-with Hydra's ``+``). Names a config chooses (methods, verifier backends, review policies, judge
-modes) are checked against their registries (testleak/registry.py). :func:`validate` checks a
-composed config and raises :class:`~testleak.errors.ConfigError` whose message has one line per
-problem (:mod:`.messages`), each naming the key, the value, what was expected and where the
-value came from (the conf/ file or the command-line override, or params.yaml).
-
-``testleak params`` and :func:`testleak.config.compose` validate after composing;
-:func:`testleak.config.load_params` validates again when a stage reads params.yaml.
-
-Models are strict: ``3.7``, ``"ten"`` or ``true`` are not integers; integers are accepted
-where a number is expected. Free-form mappings (``sampling.extra_body``, ``taxonomy``
-lexicons) are typed as such.
+Each conf/ group has a strict pydantic model here (one submodule per group): types, ranges,
+cross-field rules, unknown keys rejected at every level (also ones added with Hydra's ``+``),
+chosen names checked against testleak/registry.py. ``3.7``, ``"ten"`` or ``true`` are not
+integers; integers are accepted where a number is expected. :func:`validate` raises
+:class:`~testleak.errors.ConfigError` with one line per problem (:mod:`.messages`): the key, the
+value, what was expected and where the value came from. ``testleak params`` and
+:func:`testleak.config.compose` validate after composing, :func:`testleak.config.load_params`
+again when a stage reads params.yaml.
 """
 
 from __future__ import annotations

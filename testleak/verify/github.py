@@ -1,23 +1,14 @@
 """GitHub code search backend (REST ``GET /search/code``), the paper's corpus proxy (Sec. 3.2, 4.3).
 
-Paper: "we query the GitHub code search API using either the full string or a
-discriminative substring. Let k denote the number of search hits". The REST endpoint runs
-GitHub's legacy engine, which ignores punctuation (so ``a.b@c.com`` is searched as the
-token sequence ``a b c com``), caps queries at 256 characters and counts files in
-``total_count``. :func:`github_query` therefore replaces punctuation by spaces (as
-CodexLeaks does) and quotes the result as a phrase, cut at a word boundary to fit.
-
-Operational rules (NOTES.md): a token is required (names of environment variables in
-config, rotated round-robin); 10 requests per minute per token, enforced client-side by a
-sliding-window limiter; 403/429 answers pause that token for ``retry-after`` or until
-``x-ratelimit-reset`` and retry; pages are followed until up to ``max_hits`` hits are
-collected, keeping the repository ids (needed for the IL-L metric); every answer is cached
-on disk (SQLite under ``.cache/search/github``) keyed by API URL and query, with the
-engine and search date. The raw value never enters the cache, the call log, a retry line
-or the returned record (only its mask), and an error body GitHub sends back is shown only as a
-masked excerpt (:func:`testleak.net.remote_excerpt`). Rate limiter, retries (``max_retries``, total
-``deadline`` per request, ``max_wait_seconds``), cache and call log are the shared HTTP
-policy of :mod:`testleak.net`.
+The REST endpoint runs GitHub's legacy engine, which ignores punctuation, caps queries at 256
+characters and counts files in ``total_count``, so :func:`github_query` replaces punctuation by
+spaces (as CodexLeaks does) and quotes the result as a phrase cut at a word boundary. A token is
+required (env var names in config, rotated round-robin); 10 requests per minute per token are
+enforced client-side, and 403/429 pause that token for ``retry-after`` / ``x-ratelimit-reset``.
+Pages are followed up to ``max_hits``, keeping repository ids (for IL-L); answers are cached on
+disk keyed by API URL and query. The raw value never enters the cache, the call log, a retry line
+or the record (only its mask), and GitHub's error bodies are shown as masked excerpts. The HTTP
+policy is :mod:`testleak.net`'s; NOTES.md has the operational rules.
 """
 
 from __future__ import annotations

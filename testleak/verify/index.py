@@ -1,19 +1,12 @@
 """Local exact-substring corpus index (offline stand-in for GitHub code search, paper Sec. 4.3).
 
-The paper verifies a candidate by the number k of GitHub code-search hits (files) and keeps
-1 <= k <= 100. Offline we search a local code corpus instead: by default the Python sources
-of the installed distributions, each distribution counting as one "repository" (so the
-repository ids of hits can feed the IL-L metric like GitHub's ``repository.id``).
-
-Method: SQLite FTS5 with the ``trigram`` tokenizer and ``detail=none`` (only document ids per
-trigram are stored, no positions), contentless; the file contents are stored once next to
-it (plain UTF-8 by default, optionally zlib-compressed). A query takes the value's trigrams, looks up their
-document frequencies in an ``fts5vocab`` table, ANDs the rarest (up to 16) to get candidate
-files and confirms each candidate by an exact substring test on its content (``instr``
-inside SQLite for the default case-sensitive plain-content index). Counts are therefore
-exact (case-sensitive by default; ``case_sensitive: false`` folds case in the index and in
-the test). Values shorter than 3 characters have no trigram: they are ``unverifiable``,
-never reported as zero hits.
+The paper keeps candidates with 1 <= k <= 100 GitHub hits (files); offline we search the Python
+sources of the installed distributions, each distribution one "repository" (its id feeds IL-L as
+GitHub's ``repository.id`` would). SQLite FTS5 (``trigram``, ``detail=none``, contentless, contents
+stored beside it, optionally zlib-compressed): a query ANDs the value's rarest trigrams (up to 16)
+and confirms each candidate file by an exact substring test, so counts are exact (case-sensitive
+unless ``case_sensitive: false``). Values under 3 characters have no trigram: they are
+``unverifiable``, never zero hits.
 """
 
 from __future__ import annotations

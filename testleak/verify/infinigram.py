@@ -1,22 +1,14 @@
 """Suffix-array corpus verifier: exact substring search with infini-gram (``verifier=infinigram``).
 
-Teams auditing their own model verify candidates against their *training corpus*, tens of GB
-to TBs of code. There the field's tool is a suffix array (infini-gram: Liu et al. 2024, the
-engine behind the public indexes of trillion-token corpora), not an inverted trigram index.
-This module builds a byte-level infini-gram index (no tokenizer: ``--token_dtype u8``, one
-document per file, document separator 0xff which never occurs in UTF-8) over exactly the
-documents the FTS5 index holds (:func:`testleak.verify.index.select_corpus`), with each
-document's repository id, repository name and path as metadata.
-
-A query is the value's UTF-8 bytes. The suffix array gives the range of all occurrences in
-O(|value| log N); their pointers (read from the memory-mapped suffix array) are mapped to
-documents by a vectorised binary search over the document offsets, and to repositories by a
-per-document id array written at build time (``repo_id.S.npy``), so a query never parses
-metadata except for the paths it lists. The hit count ``k`` is the number of distinct
-documents (files, as GitHub's ``total_count`` and the FTS5 backend count).
-Counting stops once ``max_docs_counted`` distinct documents are seen (``k_capped: true``, k is
-then a lower bound); with the default cap far above the window's upper bound (100) the window
-decision is exact. Values shorter than ``min_query_chars`` are ``unverifiable``, as in FTS5.
+Teams auditing their own model search their training corpus (tens of GB to TBs), where the field's
+tool is a suffix array (infini-gram, Liu et al. 2024), not a trigram index. The index is byte-level
+(``--token_dtype u8``, one document per file, separator 0xff, which never occurs in UTF-8) over the
+documents of the FTS5 index (:func:`testleak.verify.index.select_corpus`). A query's occurrences
+map to documents by binary search over document offsets and to repositories by a per-document id
+array (``repo_id.S.npy``); ``k`` counts distinct documents (files, as GitHub and FTS5 count).
+Counting stops at ``max_docs_counted`` (``k_capped: true``, k a lower bound; the default is far
+above the window's 100, so the window decision is exact). Values shorter than
+``min_query_chars`` are ``unverifiable``.
 """
 
 from __future__ import annotations

@@ -1,28 +1,15 @@
 """Judge LLM filtering and the judged stage's verdicts (paper Sec. 4.3, "Judge LLM-based filtering").
 
-Paper: "For each extracted value x in C associated with attribute a, the Judge LLM receives
-x, its attribute type, and a concise description of a's structural and semantic
-characteristics, together with several fragment examples drawn from the prior knowledge",
-and decides whether x is a plausible instance of a in realistic code, rejecting invalid
-formats and placeholders. :func:`build_prompt` builds exactly that context (description
-from the taxonomy, fragments from the prior library) and asks for a JSON verdict
-``{"plausible": true|false, "reason": "..."}``. :func:`parse_verdict` tolerates what small
-models actually answer (code fences, single quotes, Python booleans, yes/no words,
-trailing prose); an answer it cannot read is a failed judge call (the gateway's reader
-:func:`verdict_problem`: never cached, asked again by a rerun, status ``error``), so that a judge
-that answers prose fails its stage instead of rejecting every candidate.
-
-:func:`judge_candidates` combines the format rules (:mod:`.rules`) and the judge according
-to ``judge_mode``: ``rules`` (rules only), ``judge`` (judge only) or ``both`` (the judge sees
-only rule-passing candidates; kept = both say yes). Verdict records never carry the raw
-value: reasons and raw judge output are masked.
-
-Echoes (candidates marked ``echo_of`` by the candidates stage, :mod:`testleak.echo`: the value
-repeats what the prompt of its own response gave the model) are rejected by the rules step with
-status ``echo`` in every mode, and the judge is not asked about them: an echo is no evidence of
-memorization, and an echo of a round >= 1 library fragment would count a confirmed leak twice.
-Every verdict's ``rules.status`` is one of :data:`RULES_STATUSES`; :func:`summarize` counts them
-(``rules_status``).
+As in the paper, :func:`build_prompt` gives the judge the value, its attribute, the attribute's
+description and fragment examples from the prior library, and asks for a JSON verdict
+``{"plausible": true|false, "reason": "..."}``. :func:`parse_verdict` tolerates what small models
+answer (fences, single quotes, yes/no, trailing prose); an unreadable answer is a failed call
+(:func:`verdict_problem`: never cached, status ``error``), so a judge that answers prose fails its
+stage instead of rejecting every candidate. :func:`judge_candidates` combines the format rules
+(:mod:`.rules`) and the judge per ``judge_mode`` (``rules``, ``judge``, ``both``: the judge sees only
+rule-passing candidates). Echoes (:mod:`testleak.echo`) get rules status ``echo`` in every mode and
+are never judged. Verdicts never carry the raw value; :func:`summarize` counts ``rules.status``
+(:data:`RULES_STATUSES`).
 """
 
 from __future__ import annotations

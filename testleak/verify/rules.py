@@ -1,23 +1,14 @@
 """Format rules: attribute-specific structural checks on candidate values (paper Sec. 4.3).
 
-The paper's judge "rejects items with invalid formats or clearly implausible semantics"
-and the final leakage set must "satisfy the attribute-specific structural constraints".
-These deterministic rules implement the structural half with the validators of
-:mod:`testleak.formats` (shared with ExtractPII), which use well-kept libraries:
-email syntax by ``email-validator`` (no DNS), phone validity by ``phonenumbers``, card
-numbers by the Luhn check of ``python-stdnum`` plus issuer prefixes (IIN) and lengths,
-SSN / Chinese resident ID / Aadhaar / IBAN / BIC checksums by ``python-stdnum``, dates of
-birth by ``dateutil`` (1900..today), and entropy and shape for keys, tokens and passwords.
-Placeholders (documentation domains, fictional 555 numbers, test cards, stock tutorial names
-and passwords, ``<...>``, repeated or sequential runs, ...) come from
-``testleak/resources/placeholders.yaml``, whose exact-value lists hold keyed hashes under the
-list's published key (:func:`placeholder_hash`, :func:`testleak.privacy.keyed_hash`), not the values: a model echoes
-such values, they become candidates, and raw candidate values stay out of git. The hashes hide
-the text from scans (`testleak privacy-check`), not from someone who guesses a value. Extend the
-lists with ``testleak placeholders add`` (:func:`add_placeholders`).
-
-``check(attribute, value, validity=None) -> {"ok": bool, "reason": str}``; reasons never contain the
-raw value.
+The deterministic, structural half of the paper's judge, with the validators of
+:mod:`testleak.formats` (shared with ExtractPII): ``email-validator`` (no DNS), ``phonenumbers``,
+``python-stdnum`` (Luhn plus issuer prefixes, SSN, Chinese ID, Aadhaar, IBAN, BIC), ``dateutil``
+(1900..today), entropy and shape for keys, tokens and passwords. Placeholders come from
+testleak/resources/placeholders.yaml, whose exact-value lists hold keyed hashes under the list's
+published key (:func:`placeholder_hash`), not values, so raw candidate values stay out of git; the
+hashes hide the text from scans, not from a guesser. Extend the lists with ``testleak placeholders
+add``. ``check(attribute, value, validity=None) -> {"ok": bool, "reason": str}``; reasons never
+contain the raw value.
 """
 
 from __future__ import annotations

@@ -1,18 +1,12 @@
 """Corpus search behind one interface (paper Sec. 4.3, "GitHub search"), and the hit window.
 
-Backends, chosen by ``verifier.backend`` (its names: :data:`testleak.registry.BACKENDS`; each
-opened by its entry of :data:`BACKENDS`): ``local`` (exact substring FTS5 trigram index over a
-local code corpus, :mod:`.index`), ``infinigram`` (suffix array over the same corpus,
-:mod:`.infinigram`) and ``github`` (REST code search, :mod:`.github`). All answer
-``search(value) -> {k, repo_ids, repos, paths, outcome, query, engine, searched_at}`` with
-``outcome`` ``searched`` | ``unverifiable`` | ``error``.
-
-:func:`verify_candidates` applies the paper's window: a judge-kept candidate is searched
-and is ``in_window`` when 1 <= k <= 100 (``verifier.window``), else ``out_of_window``;
-values that cannot be searched are ``unverifiable`` and failed searches ``error``;
-candidates the judge stage dropped are not searched (as in the paper) but still get a
-record with outcome ``filtered`` so that every count is complete; candidates whose judge
-call failed are ``error`` too (not ``filtered``: a failure is never a judgement).
+Backends (``verifier.backend``, :data:`BACKENDS`): ``local`` (FTS5 trigram index, :mod:`.index`),
+``infinigram`` (suffix array, :mod:`.infinigram`) and ``github`` (:mod:`.github`), all answering
+``search(value) -> {k, repo_ids, repos, paths, outcome, ...}`` with ``outcome`` ``searched`` |
+``unverifiable`` | ``error``. :func:`verify_candidates` applies the window: a judge-kept candidate
+is ``in_window`` when 1 <= k <= 100 (``verifier.window``), else ``out_of_window``; judge-dropped
+candidates are not searched but recorded as ``filtered`` so that every count is complete; a failed
+judge call is ``error``, never ``filtered`` (a failure is no judgement).
 """
 
 from __future__ import annotations
