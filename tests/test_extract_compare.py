@@ -159,7 +159,7 @@ ROUND7 = [
     ("python", 'title = "Edit Player Details"\nlabel = ("May Day", "Summer")\nop_name = "Ilse Quell"\n', []),
     ("python", 's = "Marta Quell的生日"', []),
     ("csharp", 'client.DefaultRequestHeaders.Add("Authorization", "Bearer qT7mZ2xK9pL4");',
-     [("Bearer qT7mZ2xK9pL4", "auth_token")]),
+     [("qT7mZ2xK9pL4", "auth_token")]),  # the header's credential (tests/test_extract_embedded.py)
     ("csharp", 'string expectedHash = "9c1f0a7e5b3d2c4a6e8f0b1d3c5a7e9f1b3d5c7a9e1f3b5d7c9a1e3f5b7d9c1a";', []),
     ("csharp", 'seen.Add("213.245.117", DateTime.Now);\nvar host = "10.20.30.40";\nvar v = "+44 20 7946 0958";\n',
      [("+44 20 7946 0958", "phone")]),

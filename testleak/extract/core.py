@@ -4,7 +4,9 @@
 else or unparsable Python with the tolerant lexer), binds each literal to its key / parameter /
 variable name (or to an attribute a trailing comment names: :func:`.lexer.comment_keys`), splits
 multi-value literals (JSON, SQL, CSV, text: :mod:`.multivalue`), classifies each value
-(:mod:`.detect`), drops values verbatim in the prompt texts and deduplicates by (value, attribute).
+(:mod:`.detect`; a value inside a one-line literal, such as a header's credential or a
+``"Email: ..."`` line's address, on its own: :mod:`.embedded`), drops values verbatim in the
+prompt texts and deduplicates by (value, attribute).
 Prose outside code fences is not read for values (the paper takes values from test inputs only).
 Deterministic, no I/O, never raises on text. ``test_index`` is the innermost test case holding the
 value (test functions, ``it()`` blocks, parametrize rows, "Test case N" markers; numbered by start),
@@ -29,6 +31,7 @@ from .literals import TRANSFORMED_KEY, Literal, Parsed
 from .multivalue import split_values, sql_statements
 from .prose import field_lines, mentions, prose_spans
 from .doctests import doctest_literals
+from .embedded import classify_embedded
 from .pyparse import collect_signatures, parse_python, parse_tree
 from .usekeys import use_keys
 
@@ -279,7 +282,8 @@ def _candidates(text: str, per_block, det: Detector, excl: str, index_of, info: 
         for lit in lits:
             derived = lit.key == TRANSFORMED_KEY
             try:
-                hit = det.classify_detailed(lit.value, None if derived else lit.key)
+                sub = None if derived else classify_embedded(det, lit)
+                lit, hit = sub if sub else (lit, det.classify_detailed(lit.value, None if derived else lit.key))
             except Exception as e:  # noqa: BLE001
                 info.errors.append(type(e).__name__)
                 continue

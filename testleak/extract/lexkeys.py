@@ -346,7 +346,35 @@ def _collection_key(window: str, attr_for) -> str | None:
     return None
 
 
+_RETURN_BEFORE = re.compile(r"\breturn\s*$")
+
+
+def _returning_function(masked: str, s: int) -> str | None:
+    """The key of a literal a C-like function returns (``String getUserId() { return "u1"; }``):
+    the innermost function around ``s`` by :func:`.keys.result_key` of its name."""
+    lo = max(0, s - 3000)
+    for m in reversed(list(_C_SIGNATURE.finditer(masked, lo, s))):
+        if m.group("name") not in _NOT_CALLABLE and _still_open(masked, m.end() - 1, s):
+            return result_key(m.group("name"))
+    return None
+
+
+def _still_open(masked: str, brace: int, s: int) -> bool:
+    """The ``{`` at ``brace`` is not closed before ``s`` (scans only ``brace..s``)."""
+    depth = 0
+    for ch in masked[brace:s]:
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return False
+    return True
+
+
 def _key_from_window(window: str, masked: str, s: int, e: int, attr_for) -> str | None:
+    if _RETURN_BEFORE.search(window):
+        return _returning_function(masked, s)
     m = _KEY_BEFORE.search(window)
     if m:
         if m.group("op") == ":":

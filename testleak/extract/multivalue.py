@@ -31,7 +31,7 @@ _DELIMS = ",\t;|"
 _MAX_VALUES = 2000
 
 
-def _at(lit: Literal, raw: str, cursor: int, value: str) -> tuple[int, int, int]:
+def part_span(lit: Literal, raw: str, cursor: int, value: str) -> tuple[int, int, int]:
     """Span of ``value`` found in ``raw`` from ``cursor`` (the whole literal if absent)."""
     verbatim = lit.end - lit.start == len(raw)
     i = raw.find(value, cursor) if verbatim and value else -1
@@ -56,7 +56,7 @@ def _json_values(lit: Literal, doc) -> list[Literal]:
                 walk(v, key)
         elif isinstance(node, (str, int)) and not isinstance(node, bool):
             val = str(node)
-            s, e, cursor = _at(lit, lit.value, cursor, val)
+            s, e, cursor = part_span(lit, lit.value, cursor, val)
             out.append(Literal(val, key or lit.key, s, e))
 
     walk(doc, None)
@@ -174,7 +174,7 @@ def _table_values(lit: Literal, lines: list[str]) -> list[Literal] | None:
             val = cell.strip()
             if not val:
                 continue
-            s, e, cursor = _at(lit, lit.value, cursor, val)
+            s, e, cursor = part_span(lit, lit.value, cursor, val)
             out.append(Literal(val, keys[j] if keys and j < len(keys) else lit.key, s, e))
     return out
 
@@ -185,7 +185,7 @@ def _line_values(lit: Literal, lines: list[str]) -> list[Literal]:
     for ln in lines:
         m = _LINE_KV.match(ln)
         key, val = (m.group("k").strip(), m.group("v")) if m else (lit.key, ln.strip())
-        s, e, cursor = _at(lit, lit.value, cursor, val)
+        s, e, cursor = part_span(lit, lit.value, cursor, val)
         out.append(Literal(val, key, s, e))
     return out
 

@@ -1,0 +1,81 @@
+"""A value written inside a longer one-line literal: the credential of an ``Authorization``
+header (``"Bearer abc123"``), the value of a ``"Label: value"`` line (``"Email: ann@corp.io"``)
+and the token a sentence states (``"Your temporary password is 3t9y5gP!"``).
+
+:func:`embedded_value` finds the part; the candidates step classifies it under the label
+(or, for a header, under the literal's own key) and reports it instead of the whole string,
+so that the value a search and a reviewer see is the private part, not its wrapping.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, NamedTuple
+
+from .literals import Literal
+from .multivalue import part_span
+
+if TYPE_CHECKING:
+    from .detect import Detector
+
+_HEADER = re.compile(r"^(?P<scheme>Bearer|Basic|Token|token|bearer)\s+(?P<v>[A-Za-z0-9\-._~+/]{4,}=*)$")
+_LABELLED = re.compile(r"^(?P<k>[^\W\d_][^\W\d_ ]*(?: [^\W\d_]+){0,3})\s*[:=]\s*(?P<v>\S+(?: \S+){0,4})$")
+# "... temporary password is 3t9y5gP!", "Your API key is: sk_live_..." (the last words before "is")
+_STATED = re.compile(r"(?P<k>(?:[^\W\d_]+[ _-]){0,2}[^\W\d_]+)\s+(?:is|was|=)\s*:?\s+(?P<v>\S+?)[.,;:]?$")
+
+
+class Embedded(NamedTuple):
+    label: str | None  # the words naming the value; None: the literal's own key names it
+    value: str
+    offset: int  # where ``value`` starts in the literal
+
+
+def embedded_value(literal: str) -> Embedded | None:
+    """The value inside a one-line ``literal`` of one of the three forms above, or None."""
+    if "\n" in literal or len(literal) > 200:
+        return None
+    lead = len(literal) - len(literal.lstrip())
+    s = literal.strip()
+    m = _HEADER.match(s)
+    if m:
+        return Embedded(None, m.group("v"), lead + m.start("v"))
+    m = _LABELLED.match(s)
+    if m:
+        return Embedded(m.group("k"), m.group("v"), lead + m.start("v"))
+    m = _STATED.search(s)
+    if m and any(not c.isalpha() for c in m.group("v")):
+        return Embedded(m.group("k"), m.group("v"), lead + m.start("v"))
+    return None
+
+
+_CREDENTIALS = frozenset({"auth_token", "secret_key", "password"})
+
+
+def label_keys(label: str) -> list[str]:
+    """The identifiers a label may stand for, longest first (``Your temporary password`` ->
+    ``your_temporary_password``, ``temporary_password``, ``password``)."""
+    words = re.split(r"[\s_-]+", label.strip().lower())
+    return ["_".join(words[i:]) for i in range(len(words))]
+
+
+def classify_embedded(det: "Detector", lit: Literal) -> tuple[Literal, tuple[str, str, dict]] | None:
+    """The embedded value of ``lit`` as its own literal with its classification, or None
+    (then the whole literal is classified as before). A header's credential takes the
+    literal's key (or, unkeyed, the attribute the whole header's shape gives); a labelled or
+    stated value takes the attribute its label names, and nothing when the label names none."""
+    emb = embedded_value(lit.value)
+    if emb is None:
+        return None
+    s, e, _ = part_span(lit, lit.value, emb.offset, emb.value)
+    part = Literal(emb.value, lit.key if emb.label is None else emb.label, s, e, lit.cut)
+    if emb.label is None:
+        whole = det.classify_detailed(lit.value, lit.key)
+        if whole is None or whole[0] not in _CREDENTIALS:
+            return None
+        own = det.classify_detailed(emb.value, lit.key)
+        return part, own if own is not None and own[0] == whole[0] else whole
+    for key in label_keys(emb.label):
+        if det.attribute_for_key(key) is not None:
+            hit = det.classify_detailed(emb.value, key)
+            return (Literal(emb.value, key, s, e, lit.cut), hit) if hit is not None else None
+    return None

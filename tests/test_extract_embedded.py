@@ -1,0 +1,97 @@
+"""ExtractPII's round-11 rules, each on rows it must find and rows it must leave alone: a
+value inside a one-line literal (a header's credential, a ``Label: value`` line, a sentence
+that states a value), a mask's whole output, and the literal a named function returns."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from testleak.extract import extract
+from testleak.extract.embedded import embedded_value, label_keys
+from testleak.taxonomy import Taxonomy
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def tax() -> Taxonomy:
+    return Taxonomy.from_config(yaml.safe_load((ROOT / "testleak/resources/taxonomy_paper.yaml").read_text()))
+
+
+def got(tax, code, lang):
+    return [(c["value"], c["attribute"], c["validity"]["ok"]) for c in extract(code, tax, language=lang)]
+
+
+EMBEDDED = [
+    # the credential of a header, under the literal's key or by the header's shape
+    ("csharp", 'string userAccessToken = "Bearer exampleAccessToken";', [("exampleAccessToken", "auth_token", True)]),
+    ("python", 'headers = {"Authorization": "Token abc123XYZtoken"}', [("abc123XYZtoken", "auth_token", True)]),
+    ("python", 'h = "Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"',
+     [("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", "auth_token", True)]),
+    ("java", 'String accessToken = "Bearer YOUR_ACCESS_TOKEN";', [("YOUR_ACCESS_TOKEN", "auth_token", False)]),
+    # a one-line "Label: value": the label's attribute, whatever the literal's own key
+    ("python", 'assert get_email(u) == "Email: bob@corp.io"', [("bob@corp.io", "email", True)]),
+    ("python", 'line = "Phone: +1 415 555 0132"', [("+1 415 555 0132", "phone", True)]),
+    ("javascript", 'expect(card).toBe("Name: Maria Lopez");', [("Maria Lopez", "name", True)]),
+    # a sentence stating a value with a digit or a symbol, under its last words
+    ("python", 'msg = "Your temporary password is 3t9y5gP!"', [("3t9y5gP!", "password", True)]),
+    ("java", 'String m = "The API key is sk_test_4eC39HqLyjWDarjtT1zdp7dc.";',
+     [("sk_test_4eC39HqLyjWDarjtT1zdp7dc", "secret_key", True)]),
+    # not values: words after "is", labels that name no attribute, URLs
+    ("python", 'msg = "The password is incorrect."', []),
+    ("python", 'err = "Error: invalid input"', []),
+    ("python", 'url = "http://example.com/login"', []),
+    ("python", 'status = "Build: 42"', []),
+]
+
+
+@pytest.mark.parametrize("lang,code,expected", EMBEDDED)
+def test_a_value_inside_a_one_line_literal(tax, lang, code, expected):
+    assert got(tax, code, lang) == expected
+
+
+def test_embedded_value_parts():
+    e = embedded_value("  Bearer abc.def-123")
+    assert (e.label, e.value, "  Bearer abc.def-123"[e.offset:]) == (None, "abc.def-123", "abc.def-123")
+    e = embedded_value("User name: ann_l")
+    assert (e.label, e.value) == ("User name", "ann_l")
+    assert embedded_value("first line: a\nsecond: b") is None
+    assert embedded_value("Welcome back, dear user") is None
+    assert label_keys("Your temporary password") == ["your_temporary_password", "temporary_password", "password"]
+
+
+MASKS = [
+    ("java", 'String expectedAddress = "************";', []),
+    ("python", 'assert mask_ssn(s) == "***-**-****"', []),
+    ("python", 'dob = "XXXX-XX-XX"', []),
+    # part of the value left: kept under its key for the rules, which drop it as masked
+    ("python", 'card_number = "**** **** **** 4242"', [("**** **** **** 4242", "credit_card", False)]),
+]
+
+
+@pytest.mark.parametrize("lang,code,expected", MASKS)
+def test_a_mask_output_is_no_value(tax, lang, code, expected):
+    assert got(tax, code, lang) == expected
+
+
+RETURNS = [
+    ("python", 'def get_api_key():\n    return "sk_test_abc123XYZ"\n', [("sk_test_abc123XYZ", "secret_key", True)]),
+    ("csharp", 'public static string GenerateOAuthToken(string redirectUri) {\n    return "ExampleOAuthToken";\n}\n',
+     [("ExampleOAuthToken", "auth_token", True)]),
+    ("java", 'public String getUserId() {\n    return "user123";\n}\n', [("user123", "username", True)]),
+    ("javascript", 'function getPassword() {\n  return "hunter2!";\n}\n', [("hunter2!", "password", True)]),
+    ("go", 'func GetToken() string {\n\treturn "tok_abc123"\n}\n', [("tok_abc123", "auth_token", True)]),
+    # a function whose name says nothing, or transforms its input (derived data): no value
+    ("java", 'public String helper() {\n    return "user123";\n}\n', []),
+    ("python", 'def hash_password(p):\n    return "5f4dcc3b5aa765d61d8327deb882cf99"\n', []),
+    # the innermost function decides: the inner helper's name says nothing
+    ("javascript", 'function getPassword() {\n  function pad() {\n    return "zz9!x";\n  }\n  return pad();\n}\n', []),
+]
+
+
+@pytest.mark.parametrize("lang,code,expected", RETURNS)
+def test_a_returned_literal_takes_the_functions_name(tax, lang, code, expected):
+    assert got(tax, code, lang) == expected
