@@ -35,7 +35,7 @@ _REGEX = re.compile(r"^\^|(?<![\d\s])\$$|\\[dwsbDWSB.]|\[(?:a-z|A-Z|0-9|\^)|\(\?
 _SLOT = re.compile(r"^<[A-Za-z][\w -]*>$|<[A-Z][A-Z0-9_-]{2,}>")  # <EMAIL>, <Customer Email>, "Bearer <TOKEN>"
 _LABEL = re.compile(r"^[^\W\d_][^\W\d_ ]*(?: [^\W\d_]+){0,3}\s*:$")  # "Stored:", "User name:"
 _MASKED = re.compile(r"\*{3,}|[xX]{4,}|•{3,}")
-_ALL_MASK = re.compile(r"^[*•X]{3,}(?:[ ./@-]*[*•X]+)*$")  # "************", "***-**-****": a mask's output
+_ALL_MASK = re.compile(r"^[*•X]{3,}(?:[ ./@-]+[*•X]+)*$")  # "************", "***-**-****": a mask's output
 _PLACEHOLDER = re.compile(
     r"(?:^|[^a-z])(?:your|placeholder|replace[-_ ]?me|change[-_ ]?me|insert|dummy|fake|redacted|lorem|todo|tbd)(?:[^a-z]|$)",
     re.I,
