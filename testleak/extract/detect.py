@@ -52,7 +52,7 @@ _DIGEST = re.compile(r"^[0-9a-fA-F]{32,}$")
 _RECORD_ID = re.compile(r"^(?:\d+|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12})$")  # a number or a UUID
 # a secret seldom spells out its own kind: three words, one of them naming the secret, are
 # a message (a name or an address names its parts: "12 Oak Street" is an address)
-_CREDENTIALS = frozenset({"password", "auth_token", "secret_key"})
+CREDENTIALS = frozenset({"password", "auth_token", "secret_key"})
 _SLUG = re.compile(r"^[A-Za-z][\w-]*$")
 
 # --- shapes ---------------------------------------------------------------------------
@@ -364,7 +364,7 @@ class Detector:
             return None  # user_id = "77120": a record's number, not a name one logs in with
         if a == "password" and _DIGEST.match(s):
             return None  # 32+ hex digits under a password key: a stored hash, derived data
-        if a in _CREDENTIALS and self._names_own_attribute(s, a):
+        if a in CREDENTIALS and self._names_own_attribute(s, a):
             return None  # "No password provided" under a password key: a message about the value
         ok = {"ok": True}
         # 2. self-certifying shapes: e-mail, vendor key prefix, checksummed formats

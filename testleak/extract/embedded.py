@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, NamedTuple
 
+from .detect import CREDENTIALS
 from .literals import Literal
 from .multivalue import part_span
 
@@ -48,9 +49,6 @@ def embedded_value(literal: str) -> Embedded | None:
     return None
 
 
-_CREDENTIALS = frozenset({"auth_token", "secret_key", "password"})
-
-
 def label_keys(label: str) -> list[str]:
     """The identifiers a label may stand for, longest first (``Your temporary password`` ->
     ``your_temporary_password``, ``temporary_password``, ``password``)."""
@@ -70,7 +68,7 @@ def classify_embedded(det: "Detector", lit: Literal) -> tuple[Literal, tuple[str
     part = Literal(emb.value, lit.key if emb.label is None else emb.label, s, e, lit.cut)
     if emb.label is None:
         whole = det.classify_detailed(lit.value, lit.key)
-        if whole is None or whole[0] not in _CREDENTIALS:
+        if whole is None or whole[0] not in CREDENTIALS:
             return None
         own = det.classify_detailed(emb.value, lit.key)
         return part, own if own is not None and own[0] == whole[0] else whole
