@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, NamedTuple
 
+from ..formats.secrets import AUTH_HEADER
 from .detect import CREDENTIALS
 from .literals import Literal
 from .multivalue import part_span
@@ -19,7 +20,6 @@ from .multivalue import part_span
 if TYPE_CHECKING:
     from .detect import Detector
 
-_HEADER = re.compile(r"^(?P<scheme>Bearer|Basic|Token|token|bearer)\s+(?P<v>[A-Za-z0-9\-._~+/]{4,}=*)$")
 _LABELLED = re.compile(r"^(?P<k>[^\W\d_][^\W\d_ ]*(?: [^\W\d_]+){0,3})\s*[:=]\s*(?P<v>\S+(?: \S+){0,4})$")
 # "... temporary password is 3t9y5gP!", "Your API key is: sk_live_..." (the last words before "is")
 _STATED = re.compile(r"(?P<k>(?:[^\W\d_]+[ _-]){0,2}[^\W\d_]+)\s+(?:is|was|=)\s*:?\s+(?P<v>\S+?)[.,;:]?$")
@@ -37,9 +37,9 @@ def embedded_value(literal: str) -> Embedded | None:
         return None
     lead = len(literal) - len(literal.lstrip())
     s = literal.strip()
-    m = _HEADER.match(s)
-    if m:
-        return Embedded(None, m.group("v"), lead + m.start("v"))
+    if AUTH_HEADER.match(s):
+        cred = s.split(None, 1)[1]
+        return Embedded(None, cred, lead + len(s) - len(cred))
     m = _LABELLED.match(s)
     if m:
         return Embedded(m.group("k"), m.group("v"), lead + m.start("v"))
@@ -65,15 +65,12 @@ def classify_embedded(det: "Detector", lit: Literal) -> tuple[Literal, tuple[str
     if emb is None:
         return None
     s, e, _ = part_span(lit, lit.value, emb.offset, emb.value)
-    part = Literal(emb.value, lit.key if emb.label is None else emb.label, s, e, lit.cut)
     if emb.label is None:
         whole = det.classify_detailed(lit.value, lit.key)
         if whole is None or whole[0] not in CREDENTIALS:
             return None
         own = det.classify_detailed(emb.value, lit.key)
-        return part, own if own is not None and own[0] == whole[0] else whole
-    for key in label_keys(emb.label):
-        if det.attribute_for_key(key) is not None:
-            hit = det.classify_detailed(emb.value, key)
-            return (Literal(emb.value, key, s, e, lit.cut), hit) if hit is not None else None
-    return None
+        return Literal(emb.value, lit.key, s, e, lit.cut), own if own is not None and own[0] == whole[0] else whole
+    key = next((k for k in label_keys(emb.label) if det.attribute_for_key(k) is not None), None)
+    hit = det.classify_detailed(emb.value, key) if key else None
+    return (Literal(emb.value, key, s, e, lit.cut), hit) if hit is not None else None

@@ -354,22 +354,10 @@ def _returning_function(masked: str, s: int) -> str | None:
     the innermost function around ``s`` by :func:`.keys.result_key` of its name."""
     lo = max(0, s - 3000)
     for m in reversed(list(_C_SIGNATURE.finditer(masked, lo, s))):
-        if m.group("name") not in _NOT_CALLABLE and _still_open(masked, m.end() - 1, s):
+        brace = m.end() - 1  # still open at s: the scan of brace..s finds no closing bracket
+        if m.group("name") not in _NOT_CALLABLE and _match_close(masked[brace:s], 0, "{") == s - brace:
             return result_key(m.group("name"))
     return None
-
-
-def _still_open(masked: str, brace: int, s: int) -> bool:
-    """The ``{`` at ``brace`` is not closed before ``s`` (scans only ``brace..s``)."""
-    depth = 0
-    for ch in masked[brace:s]:
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return False
-    return True
 
 
 def _key_from_window(window: str, masked: str, s: int, e: int, attr_for) -> str | None:
