@@ -4,21 +4,10 @@ that states a value), a mask's whole output, and the literal a named function re
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-import yaml
 
 from testleak.extract import extract
 from testleak.extract.embedded import embedded_value, label_keys
-from testleak.taxonomy import Taxonomy
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture(scope="module")
-def tax() -> Taxonomy:
-    return Taxonomy.from_config(yaml.safe_load((ROOT / "testleak/resources/taxonomy_paper.yaml").read_text()))
 
 
 def got(tax, code, lang):
@@ -49,8 +38,8 @@ EMBEDDED = [
 
 
 @pytest.mark.parametrize("lang,code,expected", EMBEDDED)
-def test_a_value_inside_a_one_line_literal(tax, lang, code, expected):
-    assert got(tax, code, lang) == expected
+def test_a_value_inside_a_one_line_literal(taxonomy, lang, code, expected):
+    assert got(taxonomy, code, lang) == expected
 
 
 def test_embedded_value_parts():
@@ -75,8 +64,8 @@ MASKS = [
 
 
 @pytest.mark.parametrize("lang,code,expected", MASKS)
-def test_a_mask_output_is_no_value(tax, lang, code, expected):
-    assert got(tax, code, lang) == expected
+def test_a_mask_output_is_no_value(taxonomy, lang, code, expected):
+    assert got(taxonomy, code, lang) == expected
 
 
 RETURNS = [
@@ -95,5 +84,5 @@ RETURNS = [
 
 
 @pytest.mark.parametrize("lang,code,expected", RETURNS)
-def test_a_returned_literal_takes_the_functions_name(tax, lang, code, expected):
-    assert got(tax, code, lang) == expected
+def test_a_returned_literal_takes_the_functions_name(taxonomy, lang, code, expected):
+    assert got(taxonomy, code, lang) == expected

@@ -33,7 +33,8 @@ _ALNUM = re.compile(r"[^\W_]", re.U)
 _FORMAT = re.compile(r"\{\}|\{\d+\}|\{[A-Za-z_][\w.\[\]]*(?:![rsa])?(?::[^{}]*)?\}|%[-+ #0]*\d*(?:\.\d+)?[sdifrxXeEgGc]\b|\$\{")
 _REGEX = re.compile(r"^\^|(?<![\d\s])\$$|\\[dwsbDWSB.]|\[(?:a-z|A-Z|0-9|\^)|\(\?[:=!<P]|\.[*+]|\[\^")
 _SLOT = re.compile(r"^<[A-Za-z][\w -]*>$|<[A-Z][A-Z0-9_-]{2,}>")  # <EMAIL>, <Customer Email>, "Bearer <TOKEN>"
-_LABEL = re.compile(r"^[^\W\d_][^\W\d_ ]*(?: [^\W\d_]+){0,3}\s*:$")  # "Stored:", "User name:"
+LABEL_WORDS = r"[^\W\d_][^\W\d_ ]*(?: [^\W\d_]+){0,3}"  # one to four words naming a value: "User name"
+_LABEL = re.compile(rf"^{LABEL_WORDS}\s*:$")  # "Stored:", "User name:"
 _MASKED = re.compile(r"\*{3,}|[xX]{4,}|•{3,}")
 _ALL_MASK = re.compile(r"^[*•X]{3,}(?:[ ./@-]+[*•X]+)*$")  # "************", "***-**-****": a mask's output
 _PLACEHOLDER = re.compile(

@@ -13,14 +13,14 @@ import re
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..formats.secrets import AUTH_HEADER
-from .detect import CREDENTIALS
+from .detect import CREDENTIALS, LABEL_WORDS
 from .literals import Literal
 from .multivalue import part_span
 
 if TYPE_CHECKING:
     from .detect import Detector
 
-_LABELLED = re.compile(r"^(?P<k>[^\W\d_][^\W\d_ ]*(?: [^\W\d_]+){0,3})\s*[:=]\s*(?P<v>\S+(?: \S+){0,4})$")
+_LABELLED = re.compile(rf"^(?P<k>{LABEL_WORDS})\s*[:=]\s*(?P<v>\S+(?: \S+){{0,4}})$")
 # "... temporary password is 3t9y5gP!", "Your API key is: sk_live_..." (the last words before "is")
 _STATED = re.compile(r"(?P<k>(?:[^\W\d_]+[ _-]){0,2}[^\W\d_]+)\s+(?:is|was|=)\s*:?\s+(?P<v>\S+?)[.,;:]?$")
 
