@@ -1,6 +1,7 @@
-"""ExtractPII's round-11 rules, each on rows it must find and rows it must leave alone: a
-value inside a one-line literal (a header's credential, a ``Label: value`` line, a sentence
-that states a value), a mask's whole output, and the literal a named function returns."""
+"""ExtractPII's rules of rounds 11 and 12, each on rows it must find and rows it must leave
+alone: a value inside a one-line literal (a header's credential, a ``Label: value`` line, a
+sentence that states a value), a mask's whole output, the literal a named function returns, and
+a person's name under a user key."""
 
 from __future__ import annotations
 
@@ -21,6 +22,11 @@ EMBEDDED = [
     ("python", 'h = "Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"',
      [("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", "auth_token", True)]),
     ("java", 'String accessToken = "Bearer YOUR_ACCESS_TOKEN";', [("YOUR_ACCESS_TOKEN", "auth_token", False)]),
+    # a short credential is still the part after the scheme, never the whole header
+    ("python", 'headers = {"Authorization": "Bearer ya29."}', [("ya29.", "auth_token", True)]),
+    ("python", 'token = "Bearer abc"', [("abc", "auth_token", False)]),
+    # ...but without a key saying so, a header of a short credential is no value
+    ("python", 'x = "Bearer abc"', []),
     # a one-line "Label: value": the label's attribute, whatever the literal's own key
     ("python", 'assert get_email(u) == "Email: bob@corp.io"', [("bob@corp.io", "email", True)]),
     ("python", 'line = "Phone: +1 415 555 0132"', [("+1 415 555 0132", "phone", True)]),
@@ -85,4 +91,19 @@ RETURNS = [
 
 @pytest.mark.parametrize("lang,code,expected", RETURNS)
 def test_a_returned_literal_takes_the_functions_name(taxonomy, lang, code, expected):
+    assert got(taxonomy, code, lang) == expected
+
+
+PEOPLE_UNDER_USER_KEYS = [
+    # a login name has no space: a person's full name under a user key is a name
+    ("python", 'users = ["Alice Johnson", "Bob Smith"]', [("Alice Johnson", "name", True), ("Bob Smith", "name", True)]),
+    ("python", 'user = User(username="Maria Garcia", email="m@x.io")', [("Maria Garcia", "name", True), ("m@x.io", "email", True)]),
+    # login names stay usernames; words that are no person's name stay off-shape usernames
+    ("python", 'users = ["alice_j", "bob99"]', [("alice_j", "username", True), ("bob99", "username", True)]),
+    ("python", 'username = "user name with spaces"', [("user name with spaces", "username", False)]),
+]
+
+
+@pytest.mark.parametrize("lang,code,expected", PEOPLE_UNDER_USER_KEYS)
+def test_a_persons_name_under_a_user_key(taxonomy, lang, code, expected):
     assert got(taxonomy, code, lang) == expected

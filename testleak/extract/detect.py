@@ -391,6 +391,8 @@ class Detector:
             return a, name if valid is None or valid(s) else "lexicon", ok
         if fmt:
             return fmt + (ok,)
+        if a == "username" and self._has("name") and is_full_name(s):
+            return "name", "given_name", ok  # users = ["Ann Lee"]: a login name has no space, a person's name has
         # a key that names an attribute outweighs another attribute's weak shape: the value
         # under "iban" that looks like a phone number is an off-shape bank value for the rules
         if a is None:

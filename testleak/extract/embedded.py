@@ -37,9 +37,9 @@ def embedded_value(literal: str) -> Embedded | None:
         return None
     lead = len(literal) - len(literal.lstrip())
     s = literal.strip()
-    if AUTH_HEADER.match(s):
-        cred = s.split(None, 1)[1]
-        return Embedded(None, cred, lead + len(s) - len(cred))
+    h = AUTH_HEADER.match(s)
+    if h:  # any credential, however short ("Bearer ya29."): the value is the part after the scheme
+        return Embedded(None, h.group("cred"), lead + h.start("cred"))
     m = _LABELLED.match(s)
     if m:
         return Embedded(m.group("k"), m.group("v"), lead + m.start("v"))

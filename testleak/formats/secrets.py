@@ -26,7 +26,8 @@ PEM = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
 BEARER = re.compile(r"^(?:Bearer|token|Token)\s+")
 JWT = re.compile(r"^eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*$")
 # an Authorization header's value: an auth scheme, then the credential (RFC 6750 / 7617 token68)
-AUTH_HEADER = re.compile(r"^(?:Bearer|Basic|Token|token)\s+[A-Za-z0-9\-._~+/]{6,}=*$")
+AUTH_HEADER = re.compile(r"^(?:Bearer|Basic|Token|token)\s+(?P<cred>[A-Za-z0-9\-._~+/]+=*)$")
+MIN_HEADER_CREDENTIAL = 6  # a keyless header is a token by its shape only with this many characters
 HEX64 = re.compile(r"^0x[0-9a-fA-F]{64}$")  # a 256-bit private key (e.g. an Ethereum key)
 _TOKENCHARS = re.compile(r"^[A-Za-z0-9+/=_-]{20,}$")
 _HEX = re.compile(r"^(?:0x)?[0-9a-fA-F]+$")
@@ -49,7 +50,8 @@ def vendor_key(v: str) -> str | None:
 
 def is_auth_header(v: str) -> bool:
     """``Bearer q7Zt2Lx...``: a credential in an Authorization header's scheme."""
-    return bool(AUTH_HEADER.match(v))
+    m = AUTH_HEADER.match(v)
+    return m is not None and len(m.group("cred")) >= MIN_HEADER_CREDENTIAL
 
 
 def is_jwt(v: str) -> bool:
