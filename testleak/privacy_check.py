@@ -1,4 +1,5 @@
-"""`testleak privacy-check`: raw candidate values of the runs under data/ found in git-tracked files.
+"""`testleak privacy-check`: raw candidate values of the runs under data/, and the raw values of
+hand labels under data/labels/ (:func:`label_values`), found in git-tracked files.
 
 Every candidate value of ``data/**/candidates.jsonl`` of at least ``min_length`` characters (6) is
 looked for in every ``git ls-files`` file as a whole-token substring (:func:`is_whole_token`, so a
@@ -22,6 +23,7 @@ from typing import Iterable
 from .errors import ConfigError, TestleakError
 from .metrics.steps import judged_outcome
 from .privacy import mask
+from .extract.core import prompt_texts
 from .records import iter_jsonl, rules_status
 from .verify.rules import generic_reason, placeholder_reason
 
@@ -124,6 +126,72 @@ def candidate_values(data_dir: str | Path, min_length: int = DEFAULT_MIN_LENGTH,
     return dict(out)
 
 
+def _responses_near(label_file: Path, stop: Path) -> dict[str, dict]:
+    """The responses (by id) of the nearest ``responses.jsonl`` at or above ``label_file``'s
+    directory, up to ``stop``: the answers a set of hand labels was made from."""
+    d = label_file.parent
+    while True:
+        f = d / "responses.jsonl"
+        if f.is_file():
+            return {r["id"]: r for r in iter_jsonl(f) if isinstance(r, dict) and "id" in r}
+        if d == stop or stop not in d.parents:
+            return {}
+        d = d.parent
+
+
+def label_values(labels_dir: str | Path, min_length: int = DEFAULT_MIN_LENGTH, *, window_max: int,
+                 taxonomy=None) -> dict[str, ValueInfo]:
+    """Raw values (>= ``min_length`` characters) of the hand labels under ``labels_dir``
+    (``data/labels/``: lines with a ``response_id`` and a raw ``value``, as annotators write
+    them): an echo when the prompt of its response (the nearest responses.jsonl) holds it, a
+    placeholder when its labeller said so or :func:`placeholder_reason` does, generic as for
+    candidates; their run is the label file's directory."""
+    base = Path(labels_dir)
+    out: dict[str, ValueInfo] = defaultdict(lambda: ValueInfo(window_max=window_max))
+    for lf in sorted(base.rglob("*.jsonl")):
+        if lf.name == "responses.jsonl":
+            continue
+        rows = [r for r in iter_jsonl(lf) if isinstance(r, dict) and isinstance(r.get("value"), str)
+                and "response_id" in r and len(r["value"]) >= min_length]
+        if not rows:
+            continue
+        responses = _responses_near(lf, base)
+        where = "labels/" + lf.parent.relative_to(base).as_posix()
+        for r in rows:
+            value = r["value"]
+            info = out[value]
+            info.records += 1
+            info.runs.add(where)
+            info.statuses.add("hand label")
+            rec = responses.get(r["response_id"])
+            if rec is not None and any(value in t for t in prompt_texts(rec)):
+                info.echo_of.add("prompt")
+            if taxonomy is not None and not info.generic:
+                info.generic = generic_reason(value, taxonomy) is not None
+            if info.placeholder is None:
+                info.placeholder = "labelled placeholder" if r.get("placeholder") is True else placeholder_reason(value)
+    return dict(out)
+
+
+def _merge(a: dict[str, ValueInfo], b: dict[str, ValueInfo]) -> dict[str, ValueInfo]:
+    """Both value tables in one: a value in both keeps every run, status and source of each."""
+    out = dict(a)
+    for v, i in b.items():
+        if v not in out:
+            out[v] = i
+            continue
+        m = out[v]
+        m.runs |= i.runs
+        m.statuses |= i.statuses
+        m.echo_of |= i.echo_of
+        m.placeholder = m.placeholder or i.placeholder
+        m.generic = m.generic or i.generic
+        m.records += i.records
+        if i.min_hits is not None:
+            m.min_hits = i.min_hits if m.min_hits is None else min(m.min_hits, i.min_hits)
+    return out
+
+
 def tracked_files(root: str | Path) -> list[str]:
     """``git ls-files`` of ``root`` (relative paths), or a ConfigError when it is no git work tree."""
     try:
@@ -213,6 +281,9 @@ def privacy_check(root: str | Path = ".", min_length: int = DEFAULT_MIN_LENGTH, 
     data = root / "data"
     window_max, taxonomy = _project_config(root)
     values = candidate_values(data, min_length, window_max=window_max, taxonomy=taxonomy) if data.is_dir() else {}
+    labels = data / "labels"
+    if labels.is_dir():
+        values = _merge(values, label_values(labels, min_length, window_max=window_max, taxonomy=taxonomy))
     hits = find_hits(root, values, files)
     for h in sorted(hits, key=lambda h: (h.info.kind != "leak", h.file, h.line)):
         out(h.format())
@@ -220,17 +291,19 @@ def privacy_check(root: str | Path = ".", min_length: int = DEFAULT_MIN_LENGTH, 
     for h in hits:
         kinds[h.info.kind].add(h.value)
     runs = sorted({r for i in values.values() for r in i.runs})
-    out(f"privacy-check: {len(values)} candidate values of >= {min_length} characters from {len(runs)} runs under "
+    out(f"privacy-check: {len(values)} candidate and hand-label values of >= {min_length} characters from {len(runs)} runs "
+        f"and label sets under "
         f"{data}, {len(files)} tracked files: {len(hits)} hits of {sum(len(s) for s in kinds.values())} values "
         f"(echo {len(kinds['echo'])}, generic {len(kinds['generic'])}, placeholder {len(kinds['placeholder'])}, common {len(kinds['common'])}, "
         f"none of these {len(kinds['leak'])})")
     if kinds["leak"]:
-        out(f"privacy-check: FAILED: {len(kinds['leak'])} candidate values that are neither an echo of a prompt, a "
+        out(f"privacy-check: FAILED: {len(kinds['leak'])} candidate or hand-label values that are neither an echo of a prompt, a "
             f"placeholder nor common in the corpus occur in tracked files (kind=leak above): remove them from those files, or, if a value is "
             f"generic, add it to the placeholder list (`testleak placeholders add`)")
         return 1
     return 0
 
 
-__all__ = ["DEFAULT_MIN_LENGTH", "Hit", "ValueInfo", "candidate_values", "find_hits", "is_whole_token", "privacy_check",
+__all__ = ["DEFAULT_MIN_LENGTH", "Hit", "ValueInfo", "candidate_values", "find_hits", "is_whole_token", "label_values",
+           "privacy_check",
            "tracked_files"]

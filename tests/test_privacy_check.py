@@ -137,3 +137,30 @@ def test_a_value_counts_only_as_a_whole_token(project):
     lines: list[str] = []
     assert privacy_check(project, out=lines.append) == 1
     assert f"docs/notes.md:2: {mask(LEAK)} (1x) kind=leak status=confirmed runs=ours echo=no placeholder=no" in lines
+
+
+def test_hand_labels_under_data_labels_are_checked_too(project):
+    """An annotator's raw label (data/labels/**) is a raw value like a candidate's: in a tracked
+    file it fails the check unless its response's prompt holds it (echo), its labeller marked it a
+    placeholder, or it is one by the rules."""
+    from testleak.privacy_check import label_values
+
+    fresh = project / "data" / "labels" / "fresh" / "seed9" / "ours"
+    given, private, stand_in = "Karolina Brzeska", "vT7#qa_Lmz9", "Generic Corp Bank"
+    write_jsonl(fresh / "responses.jsonl", [
+        {"id": "r1", "turn1": {"messages": [{"role": "user", "content": f"a profile for {given}"}]},
+         "tests_text": f"p = Profile('{given}', '{private}', '{stand_in}')"}])
+    write_jsonl(fresh / "batches" / "raw_1.jsonl", [
+        {"response_id": "r1", "value": v, "attribute": a, "placeholder": p}
+        for v, a, p in ((given, "name", False), (private, "password", False), (stand_in, "bank_statement", True))])
+    vals = label_values(project / "data" / "labels", window_max=100)
+    assert {v: i.kind for v, i in vals.items()} == {given: "echo", private: "leak", stand_in: "placeholder"}
+    assert vals[private].runs == {"labels/fresh/seed9/ours/batches"} and vals[private].statuses == {"hand label"}
+    (project / "docs" / "notes.md").write_text(f"hint `{ECHO}`\n{given}; {stand_in}\n", encoding="utf-8")
+    lines: list[str] = []
+    assert privacy_check(project, out=lines.append) == 0                     # echo and placeholder only
+    (project / "docs" / "notes.md").write_text(f"hint `{ECHO}`\nthe password {private}\n", encoding="utf-8")
+    lines.clear()
+    assert privacy_check(project, out=lines.append) == 1
+    assert f"docs/notes.md:2: {mask(private)} (1x) kind=leak status=hand label runs=labels/fresh/seed9/ours/batches " \
+           f"echo=no placeholder=no" in lines and private not in "\n".join(lines)
