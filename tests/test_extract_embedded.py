@@ -1,7 +1,8 @@
 """ExtractPII's rules of rounds 11 and 12, each on rows it must find and rows it must leave
 alone: a value inside a one-line literal (a header's credential, a ``Label: value`` line, a
 sentence that states a value), a mask's whole output, the literal a named function returns, and
-a person's name under a user key."""
+a person's name under a user key; round 12 also: labels naming alternatives, environment
+variable names, CamelCase full names, login dates, a producer's input and fields in parentheses of prose."""
 
 from __future__ import annotations
 
@@ -95,9 +96,11 @@ def test_a_returned_literal_takes_the_functions_name(taxonomy, lang, code, expec
 
 
 PEOPLE_UNDER_USER_KEYS = [
-    # a login name has no space: a person's full name under a user key is a name
+    # a key naming the users themselves (users, members): a person's full name there is a name
     ("python", 'users = ["Alice Johnson", "Bob Smith"]', [("Alice Johnson", "name", True), ("Bob Smith", "name", True)]),
-    ("python", 'user = User(username="Maria Garcia", email="m@x.io")', [("Maria Garcia", "name", True), ("m@x.io", "email", True)]),
+    ("python", 'members = [User("Ann Lee"), User("Bo Chen")]', [("Ann Lee", "name", True), ("Bo Chen", "name", True)]),
+    # a username key names the login field: what is passed as one is a username, however shaped
+    ("python", 'user = User(username="Maria Garcia", email="m@x.io")', [("Maria Garcia", "username", False), ("m@x.io", "email", True)]),
     # login names stay usernames; words that are no person's name stay off-shape usernames
     ("python", 'users = ["alice_j", "bob99"]', [("alice_j", "username", True), ("bob99", "username", True)]),
     ("python", 'username = "user name with spaces"', [("user name with spaces", "username", False)]),
@@ -107,3 +110,51 @@ PEOPLE_UNDER_USER_KEYS = [
 @pytest.mark.parametrize("lang,code,expected", PEOPLE_UNDER_USER_KEYS)
 def test_a_persons_name_under_a_user_key(taxonomy, lang, code, expected):
     assert got(taxonomy, code, lang) == expected
+
+
+ROUND12 = [
+    # a label naming alternatives ("PIN/Token") still names the value's attribute
+    ("csharp", 'var cases = new List<string> { "Authentication PIN/Token: 482913" };', [("482913", "auth_token", True)]),
+    ("python", 'line = "Account/User Name: wei.zhang"', [("wei.zhang", "username", True)]),
+    # the name an environment lookup is given is a variable's name, never its value
+    ("python", 'k = os.environ.get("STRIPE_SECRET_KEY")\nt = os.getenv("API_TOKEN", "dev-token-123")', [("dev-token-123", "auth_token", True)]),
+    ("javascript", 'const secretKey = process.env["SECRET_KEY"];', []),
+    ("java", 'String secretKey = System.getenv("AWS_SECRET_KEY");', []),
+    # a full name written as one CamelCase word, under a bare name key, is a person's name
+    ("csharp", 'var r = new Req { Name = "JohnDoe", Password = "Summer2019!" };', [("JohnDoe", "name", True), ("Summer2019!", "password", True)]),
+    ("python", 'item = {"name": "ReadMe"}', []),
+    # a date under a login key is when, not who
+    ("python", 'p = {"last_login": "2021-04-15", "username": "kim77"}', [("kim77", "username", True)]),
+]
+
+
+@pytest.mark.parametrize("lang,code,expected", ROUND12)
+def test_round12_rules(taxonomy, lang, code, expected):
+    assert got(taxonomy, code, lang) == expected
+
+
+def test_a_producers_input_is_not_what_it_produces(taxonomy):
+    """GenerateSecureToken(data) names its output: the data passed in is no token. A checker's
+    name still names its input (IsValidUsername(s))."""
+    code = '''```csharp
+class S {
+    public static string GenerateSecureToken(string data) { return data; }
+    public static bool IsValidUsername(string s) { return true; }
+    public static void Main() {
+        string sampleData = "Sensitive information";
+        string secureToken = GenerateSecureToken(sampleData);
+        string t1 = "kim_77";
+        IsValidUsername(t1);
+    }
+}
+```'''
+    found = [(c["value"], c["attribute"], c["evidence"]["key"]) for c in extract(code, taxonomy, language="csharp", context=[code])]
+    assert found == [("kim_77", "username", "IsValidUsername")]
+
+
+def test_a_field_in_parentheses_of_prose(taxonomy):
+    text = ("```python\nprint(1)\n```\n\n1. **Encrypt and Decrypt a Password (Password: Summer2019!)**\n"
+            "   - Input: `Summer2019!`\n2. A user (email: ann.lee@corp.io) logs in (see section: intro)\n"
+            "3. Rejects a weak one (password: the one from the prompt)\n")
+    assert [(c["value"], c["attribute"]) for c in extract(text, taxonomy)] == [
+        ("Summer2019!", "password"), ("ann.lee@corp.io", "email")]

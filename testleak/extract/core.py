@@ -265,6 +265,17 @@ def join_sql_pieces(code: str, lits: list[Literal]) -> list[Literal]:
     return out
 
 
+# the name of an environment variable, never its value: os.environ.get("STRIPE_SECRET_KEY"),
+# os.getenv(...), process.env["..."], System.getenv(...), Environment.GetEnvironmentVariable(...)
+_ENV_LOOKUP = re.compile(r"(?:\benviron\s*(?:\.get\s*\(|\[)|\bgetenv\s*\(|\bGetenv\s*\(|\bprocess\.env\s*\[|"
+                         r"\b[Gg]etEnvironmentVariable\s*\(|\bENV\s*(?:\[|\.fetch\s*\()|\benv::var\s*\()\s*[\"'`]?$")
+
+
+def env_name(code: str, lit: Literal) -> bool:
+    """``lit`` is the name an environment lookup is given (:data:`_ENV_LOOKUP`)."""
+    return bool(_ENV_LOOKUP.search(code, max(0, lit.start - 60), lit.start))
+
+
 def _candidates(text: str, per_block, det: Detector, excl: str, index_of, info: ExtractInfo) -> list[dict]:
     """Classify every literal; drop values from the prompt and repeated (value, attribute)."""
     line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
@@ -280,6 +291,8 @@ def _candidates(text: str, per_block, det: Detector, excl: str, index_of, info: 
                 lits.append(lit)
         info.literals += len(lits)
         for lit in lits:
+            if env_name(b.code, lit):
+                continue
             derived = lit.key == TRANSFORMED_KEY
             try:
                 sub = None if derived else classify_embedded(det, lit)

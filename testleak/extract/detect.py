@@ -23,7 +23,7 @@ from ..formats import (BEARER, CVV, EXPIRY, HEX64, IBAN_SHAPE, PEM, PHONE_REGION
                        parse_date, parse_phone, vendor_key)
 from ..taxonomy import Taxonomy, normalize_identifier
 from .keys import KeyIndex, person_name_shape, transforms, without_modifiers
-from .names import is_full_name
+from .names import camel_full_name, is_full_name
 
 # single lexicon words that name things as often as people: the value's shape decides
 AMBIGUOUS_BARE = frozenset({"name"})
@@ -46,9 +46,10 @@ _PLACEHOLDER = re.compile(
 _FILLER = frozenset("your my the a an here placeholder insert replace me change dummy fake goes actual real "
                     "value example sample".split())
 # a date alone (``2023-10-15``, ``2023-10-15 09:00 AM``, ``15/10/2023``) under these keys is a
-# transaction or record date, not the statement or the record
+# transaction or record date, not the statement or the record; a date under a login key
+# (last_login = "2021-04-15") is when, not who
 _DATE_ONLY = re.compile(r"^(?:\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[./]\d{1,2}[./]\d{4})(?:[ T]\d{1,2}:\d{2}(?::\d{2})?\s?(?:[AaPp][Mm])?)?$")
-_UNDATED = frozenset({"bank_statement", "medical_record"})
+_UNDATED = frozenset({"bank_statement", "medical_record", "username"})
 _DIGEST = re.compile(r"^[0-9a-fA-F]{32,}$")
 _RECORD_ID = re.compile(r"^(?:\d+|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12})$")  # a number or a UUID
 # a secret seldom spells out its own kind: three words, one of them naming the secret, are
@@ -239,6 +240,8 @@ _KEY_PATTERN = {
     "auth_token": ("jwt", is_jwt),
 }
 _COLLECTION = re.compile(r"_(?:list|set|array|values|arr)$")
+# a key naming the users themselves, not their login name: users, test_users, user_list, members
+_PERSON_ENTITY = re.compile(r"^(?:[a-z0-9]+_)*(?:user|users|member|members|customer|customers|person|people)(?:_(?:list|set|array|arr))?$")
 _NUMBERED = re.compile(r"_?\d+$")
 _TITLED = re.compile(r"^(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Madam|Mme|Herr|Frau)\.?\s+\S", re.I)  # "Mx. 41": a person
 
@@ -376,7 +379,7 @@ class Detector:
             return "secret_key", "prefix:" + p if p != "pem" else "pem", ok
         # a key that names a thing, or a transform's output (expectedHash): no keyless value
         keyed = a is not None or self.index.names_thing(key) or bool(key and transforms(key))
-        if a is not None and self.bare_head(key) and not person_name_shape(s) and not _TITLED.match(s):
+        if a is not None and self.bare_head(key) and not (person_name_shape(s) or _TITLED.match(s) or camel_full_name(s)):
             a = None  # name="weights": the name of a thing
         fmt = self.checksum_format(s)
         if fmt and fmt[0] == "credit_card" and _key_holds_digits(a, s):
@@ -391,8 +394,8 @@ class Detector:
             return a, name if valid is None or valid(s) else "lexicon", ok
         if fmt:
             return fmt + (ok,)
-        if a == "username" and self._has("name") and is_full_name(s):
-            return "name", "given_name", ok  # users = ["Ann Lee"]: a login name has no space, a person's name has
+        if a == "username" and self._has("name") and _PERSON_ENTITY.match(normalize_identifier(key)) and is_full_name(s):
+            return "name", "given_name", ok  # users = ["Ann Lee"]: the users themselves, by name (username= stays)
         # a key that names an attribute outweighs another attribute's weak shape: the value
         # under "iban" that looks like a phone number is an off-shape bank value for the rules
         if a is None:

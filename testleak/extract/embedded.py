@@ -20,7 +20,8 @@ from .multivalue import part_span
 if TYPE_CHECKING:
     from .detect import Detector
 
-_LABELLED = re.compile(rf"^(?P<k>{LABEL_WORDS})\s*[:=]\s*(?P<v>\S+(?: \S+){{0,4}})$")
+# the label may name alternatives: "Authentication PIN/Token: 482913", "Account/User Name: x"
+_LABELLED = re.compile(rf"^(?P<k>{LABEL_WORDS}(?:/[^\W\d_]+(?: [^\W\d_]+)?){{0,2}})\s*[:=]\s*(?P<v>\S+(?: \S+){{0,4}})$")
 # "... temporary password is 3t9y5gP!", "Your API key is: sk_live_..." (the last words before "is")
 _STATED = re.compile(r"(?P<k>(?:[^\W\d_]+[ _-]){0,2}[^\W\d_]+)\s+(?:is|was|=)\s*:?\s+(?P<v>\S+?)[.,;:]?$")
 
@@ -52,7 +53,7 @@ def embedded_value(literal: str) -> Embedded | None:
 def label_keys(label: str) -> list[str]:
     """The identifiers a label may stand for, longest first (``Your temporary password`` ->
     ``your_temporary_password``, ``temporary_password``, ``password``)."""
-    words = re.split(r"[\s_-]+", label.strip().lower())
+    words = re.split(r"[\s_/-]+", label.strip().lower())
     return ["_".join(words[i:]) for i in range(len(words))]
 
 

@@ -143,6 +143,15 @@ def callee_arg_key(callee: str | None, attr_for, bound: str | None = None) -> st
 _TRANSFORMS = frozenset("hash hashed encrypt encrypted encode encoded digest mask masked sign signed".split())
 
 
+_PRODUCERS = frozenset("generate gen create make new issue build compute derive random".split())
+
+
+def produces(name: str) -> bool:
+    """The identifier names what it makes (``GenerateSecureToken``, ``create_password``): its
+    name is its output's attribute, not its input's."""
+    return normalize_identifier(name).split("_")[0] in _PRODUCERS
+
+
 def transforms(name: str) -> bool:
     """The identifier says it transforms its input or holds a transform's output."""
     return bool(_TRANSFORMS & set(normalize_identifier(name).split("_")))

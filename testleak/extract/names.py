@@ -12,6 +12,7 @@ Swedish given name), "May Day" and "Harbour Street" are not.
 from __future__ import annotations
 
 import importlib
+import re
 from functools import lru_cache
 
 from .keys import person_name_shape
@@ -35,6 +36,15 @@ def _lists() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     surnames.update(zh.last_romanized_names)
     common = importlib.import_module("faker.providers.lorem.en_US").Provider.word_list
     return frozenset(given), frozenset(surnames), frozenset(common)
+
+
+_CAMEL = re.compile(r"^[A-Z][a-z]+(?:[A-Z][a-z]+){1,2}$")
+
+
+def camel_full_name(value: str) -> bool:
+    """A full name written as one CamelCase word (``JohnDoe``, ``JaneSmith``): its parts, split
+    at the capitals, are a full name (:func:`is_full_name`)."""
+    return bool(_CAMEL.match(value)) and is_full_name(" ".join(re.findall(r"[A-Z][a-z]+", value)))
 
 
 def _common(word: str, common: frozenset[str]) -> bool:

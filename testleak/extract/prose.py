@@ -68,6 +68,29 @@ def mentions(code: str, attr_for) -> list[Literal]:
     return out
 
 
+# a field and its value in parentheses inside a line of prose: "1. **Encrypt a password
+# (Password: Summer2019!)**", "a user (email: ann@corp.io)"
+_PAREN_FIELD = re.compile(r"\((?P<k>[^\W\d][\w .-]{0,40}?)[ \t]*:[ \t]*(?P<v>[^()\n:]{1,80}?)[ \t]*\)")
+
+
+def _parenthesised(prose: str, attr_for) -> list[Literal]:
+    """Values of ``(field: value)`` groups of prose (:data:`_PAREN_FIELD`) whose field names an
+    attribute and whose value is one token or, for a free-text attribute, no sentence."""
+    out = []
+    for m in _PAREN_FIELD.finditer(prose):
+        key, v, s = m.group("k").strip(), m.group("v"), m.start("v")
+        attr = attr_for(key)
+        if attr is None or not v.strip():
+            continue
+        close = _QUOTES.get(v[0])
+        if close and len(v) > 1 and v.endswith(close):
+            v, s = v[1:-1], s + 1
+        if _CODE_TAIL.search(v) or (attr not in _FREE_TEXT and _SENTENCE.search(v)):
+            continue
+        out.append(Literal(v, key, s, s + len(v)))
+    return out
+
+
 def _plain_text(b: CodeBlock) -> bool:
     """A fenced block of plain text: tagged so, or untagged (its language only a default)."""
     tag = b.info.split()[0].lower() if b.info.strip() else ""
@@ -96,7 +119,7 @@ def field_lines(text: str, blocks: list[CodeBlock], attr_for) -> list:
             if v.strip():
                 lits.append(Literal(v, key, s, s + len(v)))
         if seg.kind == "prose":
-            lits += _inline_assignments(seg.code, attr_for) + mentions(seg.code, attr_for)
+            lits += _inline_assignments(seg.code, attr_for) + mentions(seg.code, attr_for) + _parenthesised(seg.code, attr_for)
         if lits:
             out.append((seg, None, Parsed(lits, [], "fields")))
     return out

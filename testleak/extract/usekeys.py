@@ -18,6 +18,7 @@ import re
 
 from ..taxonomy import normalize_identifier
 from .detect import AMBIGUOUS_BARE
+from .keys import produces
 from .lexkeys import _match_close
 from .literals import Literal
 from .loops import loop_keys
@@ -85,6 +86,8 @@ def _call_key(code: str, var: str, after: int, tested: dict[str, list[str]], att
         param = params[idx] if idx < len(params) else None
         if param and attr_for(param) and not (normalize_identifier(param) in AMBIGUOUS_BARE and attr_for(name)):
             return param  # validateUsername(name): the function's name says which name
+        if param and produces(name):
+            continue  # GenerateSecureToken(data): the name says what it returns; its input is `data`
         if attr_for(name) and (idx == 0 or len(params) <= 1):  # a function's name names its first input
             return name
     return None
