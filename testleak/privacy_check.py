@@ -139,11 +139,22 @@ def _responses_near(label_file: Path, stop: Path) -> dict[str, dict]:
         d = d.parent
 
 
+# the project's own prompt material, which every baseline prompt and library hint is drawn from
+PROMPT_RESOURCES = ("codexleaks.yaml", "codebreaker.yaml", "prior_library.yaml")
+
+
+def project_prompts(root: str | Path) -> str:
+    """The text of the shipped prompt resources (:data:`PROMPT_RESOURCES`) of the project at ``root``."""
+    res = Path(root) / "testleak" / "resources"
+    return "\n".join((res / f).read_text(encoding="utf-8") for f in PROMPT_RESOURCES if (res / f).is_file())
+
+
 def label_values(labels_dir: str | Path, min_length: int = DEFAULT_MIN_LENGTH, *, window_max: int,
-                 taxonomy=None) -> dict[str, ValueInfo]:
+                 taxonomy=None, prompts: str = "") -> dict[str, ValueInfo]:
     """Raw values (>= ``min_length`` characters) of the hand labels under ``labels_dir``
     (``data/labels/``: lines with a ``response_id`` and a raw ``value``, as annotators write
-    them): an echo when the prompt of its response (the nearest responses.jsonl) holds it, a
+    them): an echo when the prompt of its response (the nearest responses.jsonl) or ``prompts``
+    (the project's prompt resources, :func:`project_prompts`) holds it, a
     placeholder when its labeller said so or :func:`placeholder_reason` does, generic as for
     candidates; their run is the label file's directory."""
     base = Path(labels_dir)
@@ -166,6 +177,8 @@ def label_values(labels_dir: str | Path, min_length: int = DEFAULT_MIN_LENGTH, *
             rec = responses.get(r["response_id"])
             if rec is not None and any(value in t for t in prompt_texts(rec)):
                 info.echo_of.add("prompt")
+            elif prompts and value in prompts:
+                info.echo_of.add("prompt resource")
             if taxonomy is not None and not info.generic:
                 info.generic = generic_reason(value, taxonomy) is not None
             if info.placeholder is None:
@@ -283,7 +296,8 @@ def privacy_check(root: str | Path = ".", min_length: int = DEFAULT_MIN_LENGTH, 
     values = candidate_values(data, min_length, window_max=window_max, taxonomy=taxonomy) if data.is_dir() else {}
     labels = data / "labels"
     if labels.is_dir():
-        values = _merge(values, label_values(labels, min_length, window_max=window_max, taxonomy=taxonomy))
+        values = _merge(values, label_values(labels, min_length, window_max=window_max, taxonomy=taxonomy,
+                                             prompts=project_prompts(root)))
     hits = find_hits(root, values, files)
     for h in sorted(hits, key=lambda h: (h.info.kind != "leak", h.file, h.line)):
         out(h.format())
@@ -305,5 +319,4 @@ def privacy_check(root: str | Path = ".", min_length: int = DEFAULT_MIN_LENGTH, 
 
 
 __all__ = ["DEFAULT_MIN_LENGTH", "Hit", "ValueInfo", "candidate_values", "find_hits", "is_whole_token", "label_values",
-           "privacy_check",
-           "tracked_files"]
+           "privacy_check", "project_prompts", "tracked_files"]

@@ -1,8 +1,9 @@
-"""ExtractPII's rules of rounds 11 and 12, each on rows it must find and rows it must leave
-alone: a value inside a one-line literal (a header's credential, a ``Label: value`` line, a
-sentence that states a value), a mask's whole output, the literal a named function returns, and
-a person's name under a user key; round 12 also: labels naming alternatives, environment
-variable names, CamelCase full names, login dates, a producer's input and fields in parentheses of prose."""
+"""ExtractPII's rules of rounds 11 to 13, each on rows it must find and rows it must leave alone:
+a value inside a one-line literal (a header's credential, a ``Label: value`` line whose label may
+name alternatives, a sentence that states a value, a URL's query parameters), a mask's whole
+output, the literal a named function returns, a person's name under a key naming the users,
+environment variable names and test titles, CamelCase full names, login dates, a producer's
+input, and fields of prose (in parentheses, labels naming alternatives)."""
 
 from __future__ import annotations
 
@@ -97,7 +98,7 @@ def test_a_returned_literal_takes_the_functions_name(taxonomy, lang, code, expec
 
 PEOPLE_UNDER_USER_KEYS = [
     # a key naming the users themselves (users, members): a person's full name there is a name
-    ("python", 'users = ["Alice Johnson", "Bob Smith"]', [("Alice Johnson", "name", True), ("Bob Smith", "name", True)]),
+    ("python", 'users = ["Ines Moreau", "Tomas Vidal"]', [("Ines Moreau", "name", True), ("Tomas Vidal", "name", True)]),
     ("python", 'members = [User("Ann Lee"), User("Bo Chen")]', [("Ann Lee", "name", True), ("Bo Chen", "name", True)]),
     # a username key names the login field: what is passed as one is a username, however shaped
     ("python", 'user = User(username="Maria Garcia", email="m@x.io")', [("Maria Garcia", "username", False), ("m@x.io", "email", True)]),
@@ -114,14 +115,14 @@ def test_a_persons_name_under_a_user_key(taxonomy, lang, code, expected):
 
 ROUND12 = [
     # a label naming alternatives ("PIN/Token") still names the value's attribute
-    ("csharp", 'var cases = new List<string> { "Authentication PIN/Token: 482913" };', [("482913", "auth_token", True)]),
-    ("python", 'line = "Account/User Name: wei.zhang"', [("wei.zhang", "username", True)]),
+    ("csharp", 'var cases = new List<string> { "Authentication PIN/Token: 730516" };', [("730516", "auth_token", True)]),
+    ("python", 'line = "Account/User Name: oskar.lind"', [("oskar.lind", "username", True)]),
     # the name an environment lookup is given is a variable's name, never its value
-    ("python", 'k = os.environ.get("STRIPE_SECRET_KEY")\nt = os.getenv("API_TOKEN", "dev-token-123")', [("dev-token-123", "auth_token", True)]),
+    ("python", 'k = os.environ.get("PAYMENT_SECRET_KEY")\nt = os.getenv("API_TOKEN", "dev-token-123")', [("dev-token-123", "auth_token", True)]),
     ("javascript", 'const secretKey = process.env["SECRET_KEY"];', []),
     ("java", 'String secretKey = System.getenv("AWS_SECRET_KEY");', []),
     # a full name written as one CamelCase word, under a bare name key, is a person's name
-    ("csharp", 'var r = new Req { Name = "JohnDoe", Password = "Summer2019!" };', [("JohnDoe", "name", True), ("Summer2019!", "password", True)]),
+    ("csharp", 'var r = new Req { Name = "InesMoreau", Password = "Kettle!Moss42" };', [("InesMoreau", "name", True), ("Kettle!Moss42", "password", True)]),
     ("python", 'item = {"name": "ReadMe"}', []),
     # a date under a login key is when, not who
     ("python", 'p = {"last_login": "2021-04-15", "username": "kim77"}', [("kim77", "username", True)]),
@@ -153,8 +154,35 @@ class S {
 
 
 def test_a_field_in_parentheses_of_prose(taxonomy):
-    text = ("```python\nprint(1)\n```\n\n1. **Encrypt and Decrypt a Password (Password: Summer2019!)**\n"
-            "   - Input: `Summer2019!`\n2. A user (email: ann.lee@corp.io) logs in (see section: intro)\n"
+    text = ("```python\nprint(1)\n```\n\n1. **Encrypt and Decrypt a Password (Password: Kettle!Moss42)**\n"
+            "   - Input: `Kettle!Moss42`\n2. A user (email: ann.lee@corp.io) logs in (see section: intro)\n"
             "3. Rejects a weak one (password: the one from the prompt)\n")
     assert [(c["value"], c["attribute"]) for c in extract(text, taxonomy)] == [
-        ("Summer2019!", "password"), ("ann.lee@corp.io", "email")]
+        ("Kettle!Moss42", "password"), ("ann.lee@corp.io", "email")]
+
+
+ROUND13 = [
+    # a URL's query parameters, each under its own name; the URL as a whole is no value
+    ("java", 'String p = "/device-unlock?account=oskar_91";', [("oskar_91", "username", True)]),
+    ("python", 'url = "https://x.io/api?user=mira_l&token=abc123XYZ987&page=2"',
+     [("mira_l", "username", True), ("abc123XYZ987", "auth_token", True)]),
+    # a test's title names the test, not a person
+    ("java", '@DisplayName("Changing Username")\npublic class T {}\n@Test @DisplayName("Reset the password for Ines Moreau") void t() {}', []),
+    ("csharp", '[Fact(DisplayName = "Changing Password")]\npublic void T() {}', []),
+    # a digest after its algorithm: the digest, under the literal's key
+    ("python", 'user = {"face_id": "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}',
+     [("9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", "biometric", True)]),
+    ("python", 'h = "sha256:9f86d081884c7d65"', []),
+    # ...while a display name outside a test attribute is a person's
+    ("csharp", 'var p = new Profile { DisplayName = "Ines Moreau" };', [("Ines Moreau", "name", True)]),
+]
+
+
+@pytest.mark.parametrize("lang,code,expected", ROUND13)
+def test_round13_rules(taxonomy, lang, code, expected):
+    assert got(taxonomy, code, lang) == expected
+
+
+def test_a_prose_field_whose_label_names_alternatives(taxonomy):
+    text = "```python\nx = 1\n```\n\nTest Case 1:\n- Account/User Name: `oskar_lind`\n- Input: `{'user': 'oskar_lind'}`\n"
+    assert [(c["value"], c["attribute"]) for c in extract(text, taxonomy)] == [("oskar_lind", "username")]

@@ -164,3 +164,15 @@ def test_hand_labels_under_data_labels_are_checked_too(project):
     assert privacy_check(project, out=lines.append) == 1
     assert f"docs/notes.md:2: {mask(private)} (1x) kind=leak status=hand label runs=labels/fresh/seed9/ours/batches " \
            f"echo=no placeholder=no" in lines and private not in "\n".join(lines)
+
+
+def test_a_hand_label_found_in_the_projects_prompt_resources_is_an_echo(project):
+    from testleak.privacy_check import label_values
+
+    fresh = project / "data" / "labels" / "fresh" / "seed9" / "codexleaks"
+    shipped = "Orlaith Quenby"
+    write_jsonl(fresh / "responses.jsonl", [{"id": "r1", "prompt": "x = ", "tests_text": f"x = '{shipped}'"}])
+    write_jsonl(fresh / "raw_all.jsonl", [{"response_id": "r1", "value": shipped, "attribute": "name", "placeholder": False}])
+    assert label_values(project / "data" / "labels", window_max=100)[shipped].kind == "leak"
+    vals = label_values(project / "data" / "labels", window_max=100, prompts=f"templates:\n  - name: {shipped}\n")
+    assert vals[shipped].kind == "echo" and vals[shipped].echo_of == {"prompt resource"}

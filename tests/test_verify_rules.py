@@ -62,7 +62,8 @@ TABLE = [
     ("auth_token", "876543", False, "placeholder: sequential characters"),
     ("auth_token", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjMifQ.abc", True, "token in JWT shape"),
     ("auth_token", "<TOKEN>", False, "placeholder: placeholder pattern angle_placeholder"),
-    ("password", "Tr0ub4dor&3", True, "password-shaped (11 chars, 4 character classes)"),
+    ("password", "Kv7!mLp2#zR", True, "password-shaped (11 chars, 4 character classes)"),
+    ("password", "Tr0ub4dor&3", False, "placeholder: well-known placeholder value"),   # xkcd 936's example
     ("password", "password123", False, "placeholder: placeholder pattern weak_password_family"),
     ("password", "Secret2024!", False, "placeholder: placeholder pattern weak_password_family"),
     ("username", "testuser", False, "placeholder: placeholder pattern test_account"),

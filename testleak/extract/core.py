@@ -265,15 +265,20 @@ def join_sql_pieces(code: str, lits: list[Literal]) -> list[Literal]:
     return out
 
 
-# the name of an environment variable, never its value: os.environ.get("STRIPE_SECRET_KEY"),
-# os.getenv(...), process.env["..."], System.getenv(...), Environment.GetEnvironmentVariable(...)
-_ENV_LOOKUP = re.compile(r"(?:\benviron\s*(?:\.get\s*\(|\[)|\bgetenv\s*\(|\bGetenv\s*\(|\bprocess\.env\s*\[|"
-                         r"\b[Gg]etEnvironmentVariable\s*\(|\bENV\s*(?:\[|\.fetch\s*\()|\benv::var\s*\()\s*[\"'`]?$")
+# strings that name something rather than hold a value: an environment variable (os.environ.get(
+# "PAYMENT_SECRET_KEY"), os.getenv(...), process.env["..."], System.getenv(...),
+# Environment.GetEnvironmentVariable(...)) and a test's title (JUnit @DisplayName("..."), xUnit
+# [Fact(DisplayName = "...")], [DisplayName("...")], NUnit [Test(Description = "...")])
+_NAME_SLOT = re.compile(
+    r"(?:\benviron\s*(?:\.get\s*\(|\[)|\bgetenv\s*\(|\bGetenv\s*\(|\bprocess\.env\s*\[|"
+    r"\b[Gg]etEnvironmentVariable\s*\(|\bENV\s*(?:\[|\.fetch\s*\()|\benv::var\s*\(|"
+    r"@DisplayName\s*\(|\[\s*(?:DisplayName|Description)\s*\(|"
+    r"\[\s*(?:Fact|Theory|Test|TestMethod|TestCase)\s*\([^\]\n]*?\b(?:DisplayName|Description|TestName)\s*=)\s*[\"'`]?$")
 
 
-def env_name(code: str, lit: Literal) -> bool:
-    """``lit`` is the name an environment lookup is given (:data:`_ENV_LOOKUP`)."""
-    return bool(_ENV_LOOKUP.search(code, max(0, lit.start - 60), lit.start))
+def name_slot(code: str, lit: Literal) -> bool:
+    """``lit`` is the name an environment lookup is given or a test's title (:data:`_NAME_SLOT`)."""
+    return bool(_NAME_SLOT.search(code, max(0, lit.start - 120), lit.start))
 
 
 def _candidates(text: str, per_block, det: Detector, excl: str, index_of, info: ExtractInfo) -> list[dict]:
@@ -291,7 +296,7 @@ def _candidates(text: str, per_block, det: Detector, excl: str, index_of, info: 
                 lits.append(lit)
         info.literals += len(lits)
         for lit in lits:
-            if env_name(b.code, lit):
+            if name_slot(b.code, lit):
                 continue
             derived = lit.key == TRANSFORMED_KEY
             try:

@@ -1,6 +1,7 @@
 """A value written inside a longer one-line literal: the credential of an ``Authorization``
-header (``"Bearer abc123"``), the value of a ``"Label: value"`` line (``"Email: ann@corp.io"``)
-and the token a sentence states (``"Your temporary password is 3t9y5gP!"``).
+header (``"Bearer abc123"``), a digest after its algorithm (``"sha256:9f86d0..."``), the value of
+a ``"Label: value"`` line (``"Email: ann@corp.io"``) and the token a sentence states (``"Your
+temporary password is 3t9y5gP!"``).
 
 :func:`embedded_value` finds the part; the candidates step classifies it under the label
 (or, for a header, under the literal's own key) and reports it instead of the whole string,
@@ -20,20 +21,25 @@ from .multivalue import part_span
 if TYPE_CHECKING:
     from .detect import Detector
 
-# the label may name alternatives: "Authentication PIN/Token: 482913", "Account/User Name: x"
+# the label may name alternatives: "Authentication PIN/Token: 730516", "Account/User Name: x"
 _LABELLED = re.compile(rf"^(?P<k>{LABEL_WORDS}(?:/[^\W\d_]+(?: [^\W\d_]+)?){{0,2}})\s*[:=]\s*(?P<v>\S+(?: \S+){{0,4}})$")
 # "... temporary password is 3t9y5gP!", "Your API key is: sk_live_..." (the last words before "is")
 _STATED = re.compile(r"(?P<k>(?:[^\W\d_]+[ _-]){0,2}[^\W\d_]+)\s+(?:is|was|=)\s*:?\s+(?P<v>\S+?)[.,;:]?$")
+
+
+# a digest written with its algorithm: "sha256:9f86d0...", "md5$5f4dcc..." (the value is the digest)
+_DIGEST = re.compile(r"^(?:sha1|sha224|sha256|sha384|sha512|sha3-256|md5|blake2[bs]?)[:$](?P<v>[A-Za-z0-9+/=_-]{6,})$", re.I)
 
 
 class Embedded(NamedTuple):
     label: str | None  # the words naming the value; None: the literal's own key names it
     value: str
     offset: int  # where ``value`` starts in the literal
+    any_attribute: bool = False  # with label None: any attribute of the whole literal (a digest), else a credential
 
 
 def embedded_value(literal: str) -> Embedded | None:
-    """The value inside a one-line ``literal`` of one of the three forms above, or None."""
+    """The value inside a one-line ``literal`` of one of the forms above, or None."""
     if "\n" in literal or len(literal) > 200:
         return None
     lead = len(literal) - len(literal.lstrip())
@@ -41,6 +47,9 @@ def embedded_value(literal: str) -> Embedded | None:
     h = AUTH_HEADER.match(s)
     if h:  # any credential, however short ("Bearer ya29."): the value is the part after the scheme
         return Embedded(None, h.group("cred"), lead + h.start("cred"))
+    d = _DIGEST.match(s)
+    if d:
+        return Embedded(None, d.group("v"), lead + d.start("v"), any_attribute=True)
     m = _LABELLED.match(s)
     if m:
         return Embedded(m.group("k"), m.group("v"), lead + m.start("v"))
@@ -68,7 +77,7 @@ def classify_embedded(det: "Detector", lit: Literal) -> tuple[Literal, tuple[str
     s, e, _ = part_span(lit, lit.value, emb.offset, emb.value)
     if emb.label is None:
         whole = det.classify_detailed(lit.value, lit.key)
-        if whole is None or whole[0] not in CREDENTIALS:
+        if whole is None or (whole[0] not in CREDENTIALS and not emb.any_attribute):
             return None
         own = det.classify_detailed(emb.value, lit.key)
         return Literal(emb.value, lit.key, s, e, lit.cut), own if own is not None and own[0] == whole[0] else whole

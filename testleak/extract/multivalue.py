@@ -6,7 +6,8 @@ to its own key: the JSON object key (array elements take the key of the array), 
 column (``INSERT INTO t (cols) VALUES (...), (...)``; the parameters bound to placeholders
 of such an insert: :func:`sql_parameter_columns`), the CSV/TSV header cell (when the
 first row is a header of names), a ``key: value`` / ``key = value`` line's key; a value
-without a key of its own keeps the key the whole literal is bound to. A PEM block stays
+without a key of its own keeps the key the whole literal is bound to; the parameters of a URL's
+query string take their names. A PEM block stays
 one value. Spans point at the value inside the literal when the literal is verbatim in
 the source, else at the whole literal.
 """
@@ -209,13 +210,32 @@ def _code_values(lit: Literal) -> list[Literal] | None:
     return out or None
 
 
+# a URL or path with a query string: "/device-unlock?account=ann_l", "https://x.io/a?user=u&token=t"
+_QUERY = re.compile(r"^[^\s?#]*\?(?P<q>[^\s#]+)(?:#\S*)?$")
+_PARAM = re.compile(r"(?:^|(?<=&))(?P<k>[A-Za-z_][\w.\-\[\]]*)=(?P<v>[^&]*)")
+
+
+def _query_values(lit: Literal) -> list[Literal] | None:
+    """The parameter values of a URL's query string, each bound to its parameter's name (the
+    URL as a whole is no value)."""
+    m = _QUERY.match(lit.value)
+    if m is None:
+        return None
+    verbatim = lit.end - lit.start == len(lit.value)
+    base = m.start("q")
+    out = [Literal(p.group("v"), p.group("k"), *((lit.start + base + p.start("v"), lit.start + base + p.end("v"))
+                                                  if verbatim else (lit.start, lit.end)))
+           for p in _PARAM.finditer(m.group("q")) if p.group("v")]
+    return out or None
+
+
 def split_values(lit: Literal) -> list[Literal] | None:
     """The values a literal holds when it holds many (module docstring), else None."""
     raw = lit.value
     s = raw.strip()
     if len(s) < 5:
         return None
-    code = _code_values(lit)
+    code = _code_values(lit) or _query_values(lit)
     if code:
         return code
     if s[0] in "{[" and s[-1] in "}]":

@@ -42,7 +42,7 @@ _CAMEL = re.compile(r"^[A-Z][a-z]+(?:[A-Z][a-z]+){1,2}$")
 
 
 def camel_full_name(value: str) -> bool:
-    """A full name written as one CamelCase word (``JohnDoe``, ``JaneSmith``): its parts, split
+    """A full name written as one CamelCase word (``InesMoreau``): its parts, split
     at the capitals, are a full name (:func:`is_full_name`)."""
     return bool(_CAMEL.match(value)) and is_full_name(" ".join(re.findall(r"[A-Z][a-z]+", value)))
 

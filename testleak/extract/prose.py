@@ -26,7 +26,7 @@ def prose_spans(text: str, blocks: list[CodeBlock]) -> list[tuple[int, int]]:
 # "- `username`: "ann_l"", "**Email:** ann@corp.io", "Generated Password: Tr0ub4dor&3": a
 # field and its value on one line of prose or of a plain-text block (tests written as prose,
 # expected output)
-_FIELD_LINE = re.compile(r"^[ \t]*(?:[-*+][ \t]+|\d+[.)][ \t]+)?(?:\*\*|__|`)?(?P<k>[^\W\d][\w .-]{0,40}?)(?:\*\*|__|`)?"
+_FIELD_LINE = re.compile(r"^[ \t]*(?:[-*+][ \t]+|\d+[.)][ \t]+)?(?:\*\*|__|`)?(?P<k>[^\W\d][\w ./-]{0,40}?)(?:\*\*|__|`)?"
                          r"[ \t]*:[ \t]*(?:\*\*|__)?[ \t]*(?P<v>[^\n]{1,120}?)[ \t]*$", re.M)
 _TEXT_LANGS = {None, "", "text", "txt", "plaintext", "output", "console", "markdown", "md"}
 _QUOTES = {'"': '"', "'": "'", "`": "`"}
@@ -69,7 +69,7 @@ def mentions(code: str, attr_for) -> list[Literal]:
 
 
 # a field and its value in parentheses inside a line of prose: "1. **Encrypt a password
-# (Password: Summer2019!)**", "a user (email: ann@corp.io)"
+# (Password: Kettle!Moss42)**", "a user (email: ann@corp.io)"
 _PAREN_FIELD = re.compile(r"\((?P<k>[^\W\d][\w .-]{0,40}?)[ \t]*:[ \t]*(?P<v>[^()\n:]{1,80}?)[ \t]*\)")
 
 
