@@ -129,11 +129,6 @@ ROUND12 = [
 ]
 
 
-@pytest.mark.parametrize("lang,code,expected", ROUND12)
-def test_round12_rules(taxonomy, lang, code, expected):
-    assert got(taxonomy, code, lang) == expected
-
-
 def test_a_producers_input_is_not_what_it_produces(taxonomy):
     """GenerateSecureToken(data) names its output: the data passed in is no token. A checker's
     name still names its input (IsValidUsername(s))."""
@@ -178,8 +173,8 @@ ROUND13 = [
 ]
 
 
-@pytest.mark.parametrize("lang,code,expected", ROUND13)
-def test_round13_rules(taxonomy, lang, code, expected):
+@pytest.mark.parametrize("lang,code,expected", ROUND12 + ROUND13)
+def test_round12_and_13_rules(taxonomy, lang, code, expected):
     assert got(taxonomy, code, lang) == expected
 
 
