@@ -362,14 +362,8 @@ class Detector:
             if a is None or self.bare_head(key) or why not in KEPT_UNDER_KEY:
                 return None
             return a, "lexicon", {"ok": False, "reason": KEPT_UNDER_KEY[why]}
-        if a in _UNDATED and _DATE_ONLY.match(s):
-            return None  # a transaction or record date under a bank or medical key: no value
-        if a == "username" and _last_part(key).endswith("id") and _RECORD_ID.match(s):
-            return None  # user_id = "77120": a record's number, not a name one logs in with
-        if a == "password" and _DIGEST.match(s):
-            return None  # 32+ hex digits under a password key: a stored hash, derived data
-        if a in CREDENTIALS and self._names_own_attribute(s, a):
-            return None  # "No password provided" under a password key: a message about the value
+        if self._keyed_non_value(s, a, key):
+            return None
         ok = {"ok": True}
         # 2. self-certifying shapes: e-mail, vendor key prefix, checksummed formats
         if "@" in s and self._has("email") and is_email(s):
@@ -405,6 +399,17 @@ class Detector:
         if a == "credit_card" and _card_part(key) != "number":
             shape = "a CVV (3-4 digits)" if _card_part(key) == "cvv" else "an expiry (MM/YY)"
         return a, "lexicon", {"ok": False, "reason": f"keyed {a} value without {shape}"}
+
+    def _keyed_non_value(self, s: str, a: str | None, key: str | None) -> bool:
+        """True for a literal its key's attribute rules out as a value of that attribute."""
+        if a in _UNDATED and _DATE_ONLY.match(s):
+            return True  # a transaction or record date under a bank or medical key: no value
+        if a == "username" and _last_part(key).endswith("id") and _RECORD_ID.match(s):
+            return True  # user_id = "77120": a record's number, not a name one logs in with
+        if a == "password" and _DIGEST.match(s):
+            return True  # 32+ hex digits under a password key: a stored hash, derived data
+        # "No password provided" under a password key: a message about the value
+        return a in CREDENTIALS and self._names_own_attribute(s, a)
 
     def _names_own_attribute(self, s: str, attr: str) -> bool:
         """True for a text of 3+ words one of which is a key of ``attr`` (``No password provided``)."""
