@@ -1,9 +1,11 @@
-"""ExtractPII's rules of rounds 11 to 13, each on rows it must find and rows it must leave alone:
+"""ExtractPII's rules of rounds 11 to 14, each on rows it must find and rows it must leave alone:
 a value inside a one-line literal (a header's credential, a ``Label: value`` line whose label may
 name alternatives, a sentence that states a value, a URL's query parameters), a mask's whole
 output, the literal a named function returns, a person's name under a key naming the users,
 environment variable names and test titles, CamelCase full names, login dates, a producer's
-input, and fields of prose (in parentheses, labels naming alternatives)."""
+input, fields of prose (in parentheses, labels naming alternatives, several code spans), a
+person's record in one string, a qualified call's argument, an e-mail inside a longer string, a
+street under a name key, a named variable inside a label's value and the blanks around a value."""
 
 from __future__ import annotations
 
@@ -173,11 +175,48 @@ ROUND13 = [
 ]
 
 
-@pytest.mark.parametrize("lang,code,expected", ROUND12 + ROUND13)
-def test_round12_and_13_rules(taxonomy, lang, code, expected):
+ROUND14 = [
+    # a person's record packed into one string: the name, then the address or each cell
+    ("java", 'String row = "Jonas Berg, 58 Alder Way, Brookfield, USA";',
+     [("Jonas Berg", "name", True), ("58 Alder Way, Brookfield, USA", "address", True)]),
+    ("csharp", 'var rows = new List<string> { "Ines Moreau, 1979-03-14, EMP-55120" };',
+     [("Ines Moreau", "name", True), ("1979-03-14", "date_of_birth", True)]),
+    ("python", 'team = "Jonas Berg, Ines Moreau"', [("Jonas Berg", "name", True), ("Ines Moreau", "name", True)]),
+    ("python", 'msg = "Hello World, this is fine"', []),
+    ("python", 'who = "Berg, Jonas"', []),
+    # the sole argument of a qualified call (a parse) takes the name the call is bound to
+    ("java", 'Date birthdate = LocalDate.parse("14-03-1979");', [("14-03-1979", "date_of_birth", True)]),
+    ("csharp", 'var dateOfBirth = DateTime.Parse("1979-03-14");', [("1979-03-14", "date_of_birth", True)]),
+    ("java", 'String password = encoder.encode("Fenwick!Tide7");', [("Fenwick!Tide7", "password", True)]),
+    # an e-mail address inside a longer string, never a URL's user@host
+    ("csharp", 'string expectedIdentifier = "l.okafor@fernmail.net/5512093";', [("l.okafor@fernmail.net", "email", True)]),
+    ("python", 'to = "Ines Moreau <ines.moreau@fernmail.net>"', [("ines.moreau@fernmail.net", "email", True)]),
+    ("python", 'link = "mailto:ines.moreau@fernmail.net"', [("ines.moreau@fernmail.net", "email", True)]),
+    ("python", 'dsn = "https://jberg:Wq81zzTe@db.fernmail.net/app"', []),
+    ("python", 'remote = "git@github.com:org/repo.git"', []),
+    # a street under a name key is an address
+    ("java", 'String lastName = "58 Alder Way";', [("58 Alder Way", "address", True)]),
+    # the value of a named variable inside a label's value
+    ("javascript", "const c = { name: 'Password: DB_PASSWORD: Fenwick!Tide7' };", [("Fenwick!Tide7", "password", True)]),
+    # a part appended to a value takes its name
+    ("csharp", 'class T { void t() { password += "Fenwick!Tide7"; total += 12345; } }', [("Fenwick!Tide7", "password", True)]),
+    # the blanks around a value are no part of it (a test of input trimming)
+    ("javascript", 'const c = { phone: "   555-867-5309  " };', [("555-867-5309", "phone", True)]),
+]
+
+
+@pytest.mark.parametrize("lang,code,expected", ROUND12 + ROUND13 + ROUND14)
+def test_round12_to_14_rules(taxonomy, lang, code, expected):
     assert got(taxonomy, code, lang) == expected
 
 
 def test_a_prose_field_whose_label_names_alternatives(taxonomy):
     text = "```python\nx = 1\n```\n\nTest Case 1:\n- Account/User Name: `oskar_lind`\n- Input: `{'user': 'oskar_lind'}`\n"
     assert [(c["value"], c["attribute"]) for c in extract(text, taxonomy)] == [("oskar_lind", "username")]
+
+
+def test_a_prose_field_of_several_code_spans(taxonomy):
+    text = ('```python\nx = 1\n```\n\n**Test Case 2**:\n'
+            '- Date of Birth: `Born on 1979.03.14`. | `"birthday": "1979-03-14"`\n- Email: `ines.moreau@fernmail.net`\n')
+    assert [(c["value"], c["attribute"]) for c in extract(text, taxonomy)] == [
+        ("1979-03-14", "date_of_birth"), ("ines.moreau@fernmail.net", "email")]

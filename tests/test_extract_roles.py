@@ -182,7 +182,7 @@ def test_a_symbol_run_is_no_format_string(tax):
 
 # a variable named after the field and then the case it tests
 QUALIFIED_KEYS = [
-    ("csharp", 'string userIdWithSpaces = " q771";', [(" q771", "username")]),
+    ("csharp", 'string userIdWithSpaces = " q771";', [("q771", "username")]),  # the blank is no part of it
     ("java", 'String emailWithoutAt = "bob.example.com";', [("bob.example.com", "email")]),
     ("python", 'password_for_admin = "kestrel4x9"', [("kestrel4x9", "password")]),
     ("python", 'name_with_suffix = "weights.bin"', []),  # a bare name stays ambiguous

@@ -27,7 +27,7 @@ from ..formats import CodeBlock, split_code_blocks
 from .detect import CHECKS, Detector
 from .lexer import comment_keys, cut_literal, lex, masked_code
 from .lexkeys import collect_c_signatures
-from .literals import TRANSFORMED_KEY, Literal, Parsed
+from .literals import TRANSFORMED_KEY, Literal, Parsed, trimmed
 from .multivalue import split_values, sql_statements
 from .prose import field_lines, mentions, prose_spans
 from .doctests import doctest_literals
@@ -295,7 +295,7 @@ def _candidates(text: str, per_block, det: Detector, excl: str, index_of, info: 
                 info.errors.append(type(e).__name__)
                 lits.append(lit)
         info.literals += len(lits)
-        for lit in lits:
+        for lit in map(trimmed, lits):
             if name_slot(b.code, lit):
                 continue
             derived = lit.key == TRANSFORMED_KEY

@@ -48,7 +48,7 @@ _FILLER = frozenset("your my the a an here placeholder insert replace me change 
 # a date alone (``2023-10-15``, ``2023-10-15 09:00 AM``, ``15/10/2023``) under these keys is a
 # transaction or record date, not the statement or the record; a date under a login key
 # (last_login = "2021-04-15") is when, not who
-_DATE_ONLY = re.compile(r"^(?:\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[./]\d{1,2}[./]\d{4})(?:[ T]\d{1,2}:\d{2}(?::\d{2})?\s?(?:[AaPp][Mm])?)?$")
+DATE_ONLY = re.compile(r"^(?:\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[./]\d{1,2}[./]\d{4})(?:[ T]\d{1,2}:\d{2}(?::\d{2})?\s?(?:[AaPp][Mm])?)?$")
 _UNDATED = frozenset({"bank_statement", "medical_record", "username"})
 _DIGEST = re.compile(r"^[0-9a-fA-F]{32,}$")
 _RECORD_ID = re.compile(r"^(?:\d+|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12})$")  # a number or a UUID
@@ -58,7 +58,7 @@ CREDENTIALS = frozenset({"password", "auth_token", "secret_key"})
 _SLUG = re.compile(r"^[A-Za-z][\w-]*$")
 
 # --- shapes ---------------------------------------------------------------------------
-_STREET = re.compile(
+STREET = re.compile(
     r"^\d{1,6}[A-Za-z]?\s+(?:[A-Za-z0-9.'-]+\s+){0,5}"
     r"(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Place|Pl|Way|"
     r"Terrace|Parkway|Pkwy|Highway|Hwy|Square|Sq|Circle|Cir)\.?(?:[\s,].*)?$",
@@ -380,6 +380,8 @@ class Detector:
             fmt = None  # Luhn passes 1 in 10 numbers: too weak against a key whose values are such numbers
         if fmt and fmt[0] != a:
             return fmt + (ok,)
+        if a == "name" and self._has("address") and STREET.match(s):
+            return "address", "street", ok  # lastName = "123 Main St": a house number starts no name
         # 3. key
         if a is not None and CHECKS.get(a, _check_text)(v, key):
             if a == "credit_card" and _card_part(key) != "number":
@@ -402,7 +404,7 @@ class Detector:
 
     def _keyed_non_value(self, s: str, a: str | None, key: str | None) -> bool:
         """True for a literal its key's attribute rules out as a value of that attribute."""
-        if a in _UNDATED and _DATE_ONLY.match(s):
+        if a in _UNDATED and DATE_ONLY.match(s):
             return True  # a transaction or record date under a bank or medical key: no value
         if a == "username" and _last_part(key).endswith("id") and _RECORD_ID.match(s):
             return True  # user_id = "77120": a record's number, not a name one logs in with
@@ -435,7 +437,7 @@ class Detector:
             return "auth_token", "auth_header"
         if has_digit and self._has("phone") and is_formatted_phone(s, self.phone_regions):
             return "phone", "phone"
-        if has_digit and self._has("address") and s[0].isdigit() and _STREET.match(s):
+        if has_digit and self._has("address") and s[0].isdigit() and STREET.match(s):
             return "address", "street"
         if not keyed and not has_digit and self._has("name") and is_full_name(s):
             return "name", "given_name"

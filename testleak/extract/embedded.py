@@ -1,7 +1,8 @@
 """A value written inside a longer one-line literal: the credential of an ``Authorization``
 header (``"Bearer abc123"``), a digest after its algorithm (``"sha256:9f86d0..."``), the value of
-a ``"Label: value"`` line (``"Email: ann@corp.io"``) and the token a sentence states (``"Your
-temporary password is 3t9y5gP!"``).
+a ``"Label: value"`` line (``"Email: ann@corp.io"``), an e-mail address in a longer string
+(``"ann@corp.io/8812"``) and the token a sentence states (``"Your temporary password is
+3t9y5gP!"``).
 
 :func:`embedded_value` finds the part; the candidates step classifies it under the label
 (or, for a header, under the literal's own key) and reports it instead of the whole string,
@@ -13,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, NamedTuple
 
+from ..formats import is_email
 from ..formats.secrets import AUTH_HEADER
 from .detect import CREDENTIALS, LABEL_WORDS
 from .literals import Literal
@@ -23,12 +25,20 @@ if TYPE_CHECKING:
 
 # the label may name alternatives: "Authentication PIN/Token: 730516", "Account/User Name: x"
 _LABELLED = re.compile(rf"^(?P<k>{LABEL_WORDS}(?:/[^\W\d_]+(?: [^\W\d_]+)?){{0,2}})\s*[:=]\s*(?P<v>\S+(?: \S+){{0,4}})$")
+# an identifier with an underscore and its value inside a label's value: "DB_PASSWORD: x", "db_pass=x"
+_NAMED = re.compile(r"^[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+\s*[:=]\s*(?P<v>\S+(?: \S+){0,3})$")
 # "... temporary password is 3t9y5gP!", "Your API key is: sk_live_..." (the last words before "is")
 _STATED = re.compile(r"(?P<k>(?:[^\W\d_]+[ _-]){0,2}[^\W\d_]+)\s+(?:is|was|=)\s*:?\s+(?P<v>\S+?)[.,;:]?$")
 
 
 # a digest written with its algorithm: "sha256:9f86d0...", "md5$5f4dcc..." (the value is the digest)
 _DIGEST = re.compile(r"^(?:sha1|sha224|sha256|sha384|sha512|sha3-256|md5|blake2[bs]?)[:$](?P<v>[A-Za-z0-9+/=_-]{6,})$", re.I)
+
+
+# an address inside a longer string: "jane@corp.io/9876543210", "Ann Lee <ann@corp.io>",
+# "mailto:ann@corp.io" (never the user@host of a URL: "https://bob:pw@db.io", "git@host:repo")
+_EMAIL_IN = re.compile(r"(?:^|(?<=[\s<(\[,;\"'=])|(?<=mailto:))(?P<v>[\w.%+-]+@[\w-]+(?:\.[\w-]+)*\.[^\W\d_]{2,})"
+                       r"(?=$|[\s>)\],;/?]|\.(?:$|\s))")
 
 
 class Embedded(NamedTuple):
@@ -50,9 +60,14 @@ def embedded_value(literal: str) -> Embedded | None:
     d = _DIGEST.match(s)
     if d:
         return Embedded(None, d.group("v"), lead + d.start("v"), any_attribute=True)
+    m = _EMAIL_IN.search(s) if "@" in s else None
+    if m and m.group("v") != s and not is_email(s):
+        return Embedded("email", m.group("v"), lead + m.start("v"))
     m = _LABELLED.match(s)
     if m:
-        return Embedded(m.group("k"), m.group("v"), lead + m.start("v"))
+        inner = _NAMED.match(m.group("v"))  # "Password: DB_PASSWORD: x": the value the name holds
+        at = m.start("v") + (inner.start("v") if inner else 0)
+        return Embedded(m.group("k"), inner.group("v") if inner else m.group("v"), lead + at)
     m = _STATED.search(s)
     if m and any(not c.isalpha() for c in m.group("v")):
         return Embedded(m.group("k"), m.group("v"), lead + m.start("v"))

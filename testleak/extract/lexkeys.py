@@ -10,9 +10,10 @@ from .keys import callee_arg_key, compared_name_key, result_key
 from .literals import ASSERT_CALLS, MESSAGE_THIRD_CALLS, TRANSFORMED_KEY
 
 _IDENT = r"(?:[^\W\d]|\$)[\w$]*"  # any script: JavaScript and Java allow Unicode names
-# `name =`, `name :=`, `name:`, `Type name =`, `name: Type =`, `$name =`, `name =>` at the end
+# `name =`, `name :=`, `name:`, `Type name =`, `name: Type =`, `$name =`, `name =>`, `name +=` (a
+# part appended to the value: ``password += "!@#"``) at the end
 _KEY_BEFORE = re.compile(
-    r"(?P<k>" + _IDENT + r")\s*(?:\?\s*)?(?::\s*[\w.<>\[\]|?]+\s*(?==))?(?P<op>:=|=>|(?<![=!<>+\-*/%&|^])=(?!=)|:)\s*$"
+    r"(?P<k>" + _IDENT + r")\s*(?:\?\s*)?(?::\s*[\w.<>\[\]|?]+\s*(?==))?(?P<op>:=|=>|\+=|(?<![=!<>+\-*/%&|^])=(?!=)|:)\s*$"
 )
 _CALL_BEFORE = re.compile(r"(?:\bnew\s+)?(?P<c>" + _IDENT + r")\s*(?:<[^<>()]*>)?\s*\(\s*$")
 _WORD = re.compile(r"^[A-Za-z_][\w.-]*$")
@@ -347,6 +348,9 @@ def _collection_key(window: str, attr_for) -> str | None:
 
 
 _RETURN_BEFORE = re.compile(r"\breturn\s*$")
+# the object a method is called on: ``dob = LocalDate.parse("1990-05-01")`` binds the sole
+# argument of a qualified call (a parse, a constructor of a value) to ``dob`` as of a plain one
+_RECEIVER = re.compile(r"(?:(?:[^\W\d]|\$)[\w$]*\s*\.\s*)+$")
 
 
 def _returning_function(masked: str, s: int) -> str | None:
@@ -376,6 +380,6 @@ def _key_from_window(window: str, masked: str, s: int, e: int, attr_for) -> str 
         after = masked[e:e + 40].lstrip()
         if not after.startswith(")"):
             return _collection_key(window, attr_for)  # not the sole argument
-        m2 = _KEY_BEFORE.search(window[:c.start()])
+        m2 = _KEY_BEFORE.search(_RECEIVER.sub("", window[:c.start()]))
         return callee_arg_key(c.group("c"), attr_for, m2.group("k") if m2 else _collection_key(window, attr_for))
     return _collection_key(window, attr_for)

@@ -23,6 +23,18 @@ class Literal:
     cut: bool = False  # an unterminated literal at the end of a cut-off answer
 
 
+def trimmed(lit: Literal) -> Literal:
+    """``lit`` without the blanks around its value (``"  555-867-5309 "``, a test of input
+    trimming, holds the number); the span follows the value when it is verbatim."""
+    v = lit.value.strip()
+    if v == lit.value or not v:
+        return lit
+    if lit.end - lit.start != len(lit.value):
+        return Literal(v, lit.key, lit.start, lit.end, lit.cut)
+    lead = len(lit.value) - len(lit.value.lstrip())
+    return Literal(v, lit.key, lit.start + lead, lit.start + lead + len(v), lit.cut)
+
+
 # The key of a literal compared with what a transform returns (``hash_password(p) ==
 # "5f4d..."``): derived data, no attribute's value unless its own shape certifies one.
 TRANSFORMED_KEY = "<transformed>"

@@ -7,8 +7,8 @@ column (``INSERT INTO t (cols) VALUES (...), (...)``; the parameters bound to pl
 of such an insert: :func:`sql_parameter_columns`), the CSV/TSV header cell (when the
 first row is a header of names), a ``key: value`` / ``key = value`` line's key; a value
 without a key of its own keeps the key the whole literal is bound to; the parameters of a URL's
-query string take their names. A PEM block stays
-one value. Spans point at the value inside the literal when the literal is verbatim in
+query string take their names; a person's record in one line, its first cell a full name,
+splits into its cells (:func:`_record_values`). A PEM block stays one value. Spans point at the value inside the literal when the literal is verbatim in
 the source, else at the whole literal.
 """
 
@@ -20,7 +20,9 @@ import json
 import re
 
 from ..formats import PEM
+from .detect import DATE_ONLY, STREET
 from .literals import Literal
+from .names import is_full_name
 
 _SQL_INSERT = re.compile(r"\binsert\s+(?:ignore\s+)?into\s+[\w.\"`\[\]]+\s*(?:\((?P<cols>[^()]*)\))?\s*values\s*",
                          re.I)
@@ -229,6 +231,25 @@ def _query_values(lit: Literal) -> list[Literal] | None:
     return out or None
 
 
+def _record_values(lit: Literal, s: str) -> list[Literal] | None:
+    """A person's record packed into one line, its first cell a full name (``"Jonas Berg, 58
+    Alder Way, Brookfield, USA"``, ``"Ines Moreau, 1979-03-14, EMP-55120"``): the name, then the rest
+    as one address when it starts as a street does, else each cell, a date cell under
+    ``date_of_birth`` (a date in a person's record); the other parts take no key, so that
+    only their own shape names them."""
+    cells = [c.strip() for c in s.split(",")]
+    if len(cells) < 2 or not all(cells) or not is_full_name(cells[0]):
+        return None
+    rest = s[s.index(",") + 1:].strip()
+    parts = [(cells[0], None)] + ([(rest, None)] if STREET.match(rest) else
+                                   [(c, "date_of_birth" if DATE_ONLY.match(c) else None) for c in cells[1:]])
+    out, cursor = [], 0
+    for val, key in parts:
+        st, e, cursor = part_span(lit, lit.value, cursor, val)
+        out.append(Literal(val, key, st, e, lit.cut))
+    return out
+
+
 def split_values(lit: Literal) -> list[Literal] | None:
     """The values a literal holds when it holds many (module docstring), else None."""
     raw = lit.value
@@ -249,6 +270,8 @@ def split_values(lit: Literal) -> list[Literal] | None:
         m = _SQL_INSERT.search(raw)
         if m:
             return _sql_values(lit, m)
+    if "\n" not in s and "," in s and len(s) <= 200:
+        return _record_values(lit, s)
     if "\n" not in s or ("PRIVATE KEY" in s and PEM.search(s)):
         return None
     lines = [ln for ln in s.splitlines() if ln.strip()][:_MAX_VALUES]

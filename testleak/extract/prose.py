@@ -39,8 +39,9 @@ _SENTENCE = re.compile(r"(?:^|\s)(?:a|an|the|is|are|with|without|that|which|shou
 _FREE_TEXT = frozenset({"medical_record", "political", "biometric", "bank_statement", "address"})
 
 
-# inline code in prose that assigns a value: `biometricData: "..."`, `const token = '...'`
-_INLINE = re.compile(r"`(?:(?:const|let|var|final|String|string|str)\s+)?(?P<k>[^\W\d][\w.]*)\s*[:=]\s*"
+# inline code in prose that assigns a value: `biometricData: "..."`, `const token = '...'`,
+# `"birthday": "1979-03-14"`
+_INLINE = re.compile(r"`(?:(?:const|let|var|final|String|string|str)\s+)?(?P<kq>[\"']?)(?P<k>[^\W\d][\w.]*)(?P=kq)\s*[:=]\s*"
                      r"(?P<q>[\"'])(?P<v>[^\"'`\n]*)(?P=q)[^`\n]*`")
 
 
@@ -112,7 +113,7 @@ def field_lines(text: str, blocks: list[CodeBlock], attr_for) -> list:
                 continue
             v, s = m.group("v"), m.start("v")
             close = _QUOTES.get(v[0])
-            if close and len(v) > 1 and v.endswith(close):
+            if close and len(v) > 1 and v.endswith(close) and close not in v[1:-1]:
                 v, s = v[1:-1], s + 1
             elif close or _CODE_TAIL.search(v) or (attr not in _FREE_TEXT and _SENTENCE.search(v)):
                 continue  # a quote left open, code (``str = "x"``) or a description: not one value
