@@ -8,8 +8,9 @@ of such an insert: :func:`sql_parameter_columns`), the CSV/TSV header cell (when
 first row is a header of names), a ``key: value`` / ``key = value`` line's key; a value
 without a key of its own keeps the key the whole literal is bound to; the parameters of a URL's
 query string take their names; a person's record in one line, its first cell a full name,
-splits into its cells (:func:`_record_values`). A PEM block stays one value. Spans point at the value inside the literal when the literal is verbatim in
-the source, else at the whole literal.
+splits into its cells (:func:`_record_values`). A PEM block stays one value. Spans point at
+the value inside the literal when the literal is verbatim in the source, else at the whole
+literal.
 """
 
 from __future__ import annotations
@@ -233,8 +234,8 @@ def _query_values(lit: Literal) -> list[Literal] | None:
 
 def _record_values(lit: Literal, s: str) -> list[Literal] | None:
     """A person's record packed into one line, its first cell a full name (``"Jonas Berg, 58
-    Alder Way, Brookfield, USA"``, ``"Ines Moreau, 1979-03-14, EMP-55120"``): the name, then the rest
-    as one address when it starts as a street does, else each cell, a date cell under
+    Alder Way, Brookfield, USA"``, ``"Ines Moreau, 1979-03-14, EMP-55120"``): the name, then
+    the rest as one address when it starts as a street does, else each cell, a date cell under
     ``date_of_birth`` (a date in a person's record); the other parts take no key, so that
     only their own shape names them."""
     cells = [c.strip() for c in s.split(",")]
