@@ -1,4 +1,4 @@
-"""ExtractPII's rules of rounds 11 to 14, each on rows it must find and rows it must leave alone:
+"""ExtractPII's rules of rounds 11 to 15, each on rows it must find and rows it must leave alone:
 a value inside a one-line literal (a header's credential, a ``Label: value`` line whose label may
 name alternatives, a sentence that states a value, a URL's query parameters), a mask's whole
 output, the literal a named function returns, a person's name under a key naming the users,
@@ -205,8 +205,35 @@ ROUND14 = [
 ]
 
 
-@pytest.mark.parametrize("lang,code,expected", ROUND12 + ROUND13 + ROUND14)
-def test_round12_to_14_rules(taxonomy, lang, code, expected):
+ROUND15 = [
+    # a parameterised test's data rows fill its method's parameters
+    ("csharp", '[TestCase("jberg", "Fenwick!Tide7")]\npublic void ValidateCredentials(string username, string password) { }',
+     [("jberg", "username", True), ("Fenwick!Tide7", "password", True)]),
+    ("csharp", '[Theory]\n[InlineData("Harbor#Lamp42")]\npublic void Rejects(string password) { }',
+     [("Harbor#Lamp42", "password", True)]),
+    # a mapping iterated as pairs whose parts the body reads by name
+    ("csharp", 'var cases = new Dictionary<string, string> { {"jberg", "Fenwick!Tide7"} };\n'
+               'foreach (var c in cases) { var username = c.Key; var password = c.Value; Check(username, password); }',
+     [("jberg", "username", True), ("Fenwick!Tide7", "password", True)]),
+    # a given name under an e-mail key is the person
+    ("csharp", 'Send(50, recipient: "Ines");', [("Ines", "name", True)]),
+    ("python", 'email = "Summer"', [("Summer", "email", False)]),
+    # well-known library calls take credentials positionally
+    ("python", "server.login('ines.moreau@fernmail.net', 'Harbor#Lamp42')",
+     [("ines.moreau@fernmail.net", "email", True), ("Harbor#Lamp42", "password", True)]),
+    ("java", 'Connection c = DriverManager.getConnection("jdbc:mysql://db:3306/hr", "jberg", "Fenwick!Tide7");',
+     [("jberg", "username", True), ("Fenwick!Tide7", "password", True)]),
+    ("python", "auth = HTTPBasicAuth('jberg', 'Fenwick!Tide7')", [("jberg", "username", True), ("Fenwick!Tide7", "password", True)]),
+    # a placeholder e-mail keeps the e-mail attribute under a login key
+    ("python", "user = 'your-email@example.com'", [("your-email@example.com", "email", False)]),
+    # an identifier labels the value inside a string, a quoted value is its inside
+    ("java", 'assertEquals("billingAddress: 58 Alder Way, Brookfield", svc.get());', [("58 Alder Way, Brookfield", "address", True)]),
+    ("csharp", 'string expectedAddress = "shippingAddress: \'58 Alder Way, Brookfield\'";', [("58 Alder Way, Brookfield", "address", True)]),
+]
+
+
+@pytest.mark.parametrize("lang,code,expected", ROUND12 + ROUND13 + ROUND14 + ROUND15)
+def test_round12_to_15_rules(taxonomy, lang, code, expected):
     assert got(taxonomy, code, lang) == expected
 
 
@@ -220,3 +247,12 @@ def test_a_prose_field_of_several_code_spans(taxonomy):
             '- Date of Birth: `Born on 1979.03.14`. | `"birthday": "1979-03-14"`\n- Email: `ines.moreau@fernmail.net`\n')
     assert [(c["value"], c["attribute"]) for c in extract(text, taxonomy)] == [
         ("1979-03-14", "date_of_birth"), ("ines.moreau@fernmail.net", "email")]
+
+
+def test_a_rows_parts_read_by_position_take_the_tested_functions_parameters(taxonomy):
+    test = ('```csharp\nclass T {\n  void TestHandle() {\n    var cases = new List<Tuple<string, string, DateTime>> {\n'
+            '      Tuple.Create("Jonas Berg", "58 Alder Way", DateTime.Parse("1979-03-14")),\n    };\n'
+            '    foreach (var c in cases) { var r = MakeHandle(c.Item1, c.Item2, c.Item3); }\n  }\n}\n```')
+    under = '```csharp\nclass H {\n  static string MakeHandle(string fullName, string address, DateTime dateOfBirth) { return ""; }\n}\n```'
+    assert [(c["value"], c["attribute"], c["evidence"]["key"]) for c in extract(test, taxonomy, context=[under])] == [
+        ("Jonas Berg", "name", "fullName"), ("58 Alder Way", "address", "address"), ("1979-03-14", "date_of_birth", "dateOfBirth")]

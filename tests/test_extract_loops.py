@@ -49,9 +49,11 @@ LOOPS = [
      JAVA_UNDER_TEST, [("020 7946 0321", "phone"), ("415 555 0134", "phone")]),
     # left alone: the variable goes to a function the code under test does not define
     ("python", 'for p in ["Sunny$Day42"]:\n    print(len(p))\n', PY_UNDER_TEST, []),
-    # left alone: one variable bound to whole rows (row[0] is not a use of a variable)
+    # one variable bound to whole rows: each part the body reads (row[0], c.Key, c.Item2) by its use
     ("python", 'for row in [("kim_harlow", "Velvet%Moon3")]:\n    assert login(row[0], row[1])\n',
-     PY_UNDER_TEST, []),
+     PY_UNDER_TEST, [("kim_harlow", "username"), ("Velvet%Moon3", "secret_key")]),
+    # ...left alone when the body reads no part of it
+    ("python", 'for row in [("kim_harlow", "Velvet%Moon3")]:\n    assert login(*row)\n', PY_UNDER_TEST, []),
     # left alone: a value whose own key names another attribute keeps it
     ("python", 'cases = [{"email": "ann.lee@mail.invalid"}]\nfor c in cases:\n    assert is_valid_password(c)\n',
      PY_UNDER_TEST, [("ann.lee@mail.invalid", "email")]),

@@ -281,8 +281,8 @@ MODEL_OUTPUT_CLASSES = {
         ("python", 'email_3 = "ann.lee@corp.io"\npin2 = "4711"',
          [("ann.lee@corp.io", "email", "email_3"), ("4711", "auth_token", "pin2")]),
         # a numbered *value* is not a field name: the argument after it gets no key from it
-        ("java", 'service.login("user77", "Kranich!7");', []),
-        ("python", 'login("user77", "Kranich!7")', []),
+        ("java", 'service.submit("user77", "Kranich!7");', []),
+        ("python", 'submit("user77", "Kranich!7")', []),
     ],
     "assertions": [
         ("python", 'self.assertEqual(password, "Kranich")\nself.assertNotEqual(user.phone, "0803432167")',

@@ -33,6 +33,7 @@ from .prose import field_lines, mentions, prose_spans
 from .doctests import doctest_literals
 from .embedded import classify_embedded
 from .pyparse import collect_signatures, parse_python, parse_tree
+from .keys import LIBRARY_SIGNATURES
 from .usekeys import use_keys
 
 _PROSE_MARK = re.compile(
@@ -126,7 +127,8 @@ def _python_trees(blocks: list[CodeBlock], info: ExtractInfo, context: Iterable[
     """Pass 1: a Python tree per block (None when not Python or not parsable) and the
     signatures defined anywhere in the answer, then in the ``context`` texts (the code the
     tests are about), to bind positional arguments; the answer's own definitions win.
-    Python definitions come from ``ast``, other languages' from :func:`collect_c_signatures`.
+    Python definitions come from ``ast``, other languages' from :func:`collect_c_signatures`;
+    well-known library calls (:data:`.keys.LIBRARY_SIGNATURES`) come last.
     The fourth dict holds the ``context`` definitions alone (the code under test, for
     :func:`.usekeys.use_keys`)."""
     trees: list = []
@@ -164,6 +166,9 @@ def _python_trees(blocks: list[CodeBlock], info: ExtractInfo, context: Iterable[
                     collect_c_signatures(b.code, tested)
             except Exception as e:  # noqa: BLE001
                 info.errors.append(type(e).__name__)
+    for name, params in LIBRARY_SIGNATURES.items():
+        sigs.setdefault(name, params)
+        csigs.setdefault(name, params)
     return trees, sigs, csigs, tested
 
 

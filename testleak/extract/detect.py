@@ -23,7 +23,7 @@ from ..formats import (BEARER, CVV, EXPIRY, HEX64, IBAN_SHAPE, PEM, PHONE_REGION
                        parse_date, parse_phone, vendor_key)
 from ..taxonomy import Taxonomy, normalize_identifier
 from .keys import KeyIndex, person_name_shape, transforms, without_modifiers
-from .names import camel_full_name, is_full_name
+from .names import camel_full_name, is_full_name, is_given_name
 
 # single lexicon words that name things as often as people: the value's shape decides
 AMBIGUOUS_BARE = frozenset({"name"})
@@ -361,6 +361,7 @@ class Detector:
         if why is not None:
             if a is None or self.bare_head(key) or why not in KEPT_UNDER_KEY:
                 return None
+            a = "email" if "@" in s and self._has("email") and is_email(s) else a  # login("you@example.com")
             return a, "lexicon", {"ok": False, "reason": KEPT_UNDER_KEY[why]}
         if self._keyed_non_value(s, a, key):
             return None
@@ -380,8 +381,9 @@ class Detector:
             fmt = None  # Luhn passes 1 in 10 numbers: too weak against a key whose values are such numbers
         if fmt and fmt[0] != a:
             return fmt + (ok,)
-        if a == "name" and self._has("address") and STREET.match(s):
-            return "address", "street", ok  # lastName = "123 Main St": a house number starts no name
+        other = self._beside_key(s, a)
+        if other:
+            return other + (ok,)
         # 3. key
         if a is not None and CHECKS.get(a, _check_text)(v, key):
             if a == "credit_card" and _card_part(key) != "number":
@@ -401,6 +403,14 @@ class Detector:
         if a == "credit_card" and _card_part(key) != "number":
             shape = "a CVV (3-4 digits)" if _card_part(key) == "cvv" else "an expiry (MM/YY)"
         return a, "lexicon", {"ok": False, "reason": f"keyed {a} value without {shape}"}
+
+    def _beside_key(self, s: str, a: str | None) -> tuple[str, str] | None:
+        """Another attribute's shape that a keyed value has where its key's attribute cannot."""
+        if a == "name" and self._has("address") and STREET.match(s):
+            return "address", "street"  # lastName = "123 Main St": a house number starts no name
+        if a == "email" and "@" not in s and self._has("name") and (is_given_name(s) or is_full_name(s)):
+            return "name", "given_name"  # Send(50, recipient: "Alice"): the person, not an address
+        return None
 
     def _keyed_non_value(self, s: str, a: str | None, key: str | None) -> bool:
         """True for a literal its key's attribute rules out as a value of that attribute."""

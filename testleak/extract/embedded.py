@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from ..formats import is_email
 from ..formats.secrets import AUTH_HEADER
+from ..taxonomy import normalize_identifier
 from .detect import CREDENTIALS, LABEL_WORDS
 from .literals import Literal
 from .multivalue import part_span
@@ -24,7 +25,9 @@ if TYPE_CHECKING:
     from .detect import Detector
 
 # the label may name alternatives: "Authentication PIN/Token: 730516", "Account/User Name: x"
-_LABELLED = re.compile(rf"^(?P<k>{LABEL_WORDS}(?:/[^\W\d_]+(?: [^\W\d_]+)?){{0,2}})\s*[:=]\s*(?P<v>\S+(?: \S+){{0,4}})$")
+# or be an identifier: "billingAddress: ...", "display_name: ..."; a quoted value is its inside
+_LABELLED = re.compile(rf"^(?P<k>{LABEL_WORDS}(?:/[^\W\d_]+(?: [^\W\d_]+)?){{0,2}}|[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+)"
+                       rf"\s*[:=]\s*(?P<q>['\"]?)(?P<v>\S+(?: \S+){{0,4}}?)(?P=q)$")
 # an identifier with an underscore and its value inside a label's value: "DB_PASSWORD: x", "db_pass=x"
 _NAMED = re.compile(r"^[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+\s*[:=]\s*(?P<v>\S+(?: \S+){0,3})$")
 # "... temporary password is 3t9y5gP!", "Your API key is: sk_live_..." (the last words before "is")
@@ -76,8 +79,12 @@ def embedded_value(literal: str) -> Embedded | None:
 
 def label_keys(label: str) -> list[str]:
     """The identifiers a label may stand for, longest first (``Your temporary password`` ->
-    ``your_temporary_password``, ``temporary_password``, ``password``)."""
-    words = re.split(r"[\s_/-]+", label.strip().lower())
+    ``your_temporary_password``, ``temporary_password``, ``password``); an identifier
+    (``billingAddress``, ``display_name``) stands for itself, read as a key is."""
+    label = label.strip()
+    if re.fullmatch(r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[a-z]+(?:[A-Z][a-z0-9]*)+", label):
+        return [normalize_identifier(label)]  # an identifier (billingAddress): the key as the code names it
+    words = re.split(r"[\s_/-]+", label.lower())
     return ["_".join(words[i:]) for i in range(len(words))]
 
 

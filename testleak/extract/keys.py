@@ -112,6 +112,25 @@ DERIVED = frozenset("hash hashed digest strength score checksum signature encryp
 # calls whose argument is the text that asks a person for the value
 PROMPTS = frozenset({"input", "raw_input", "getpass", "prompt", "askstring", "readline", "question"})
 
+# The parameters of well-known library calls that take credentials positionally, for calls whose
+# definition neither the answer nor the code under test holds (theirs win): smtplib / ftplib /
+# imaplib ``login(user, password)``, JDBC ``DriverManager.getConnection(url, user, password)``,
+# requests' ``HTTPBasicAuth`` / ``HTTPDigestAuth``, aiohttp's ``BasicAuth``, .NET's
+# ``NetworkCredential``, java.net's ``PasswordAuthentication``, Apache HttpClient's
+# ``UsernamePasswordCredentials``, PHP's ``mysqli_connect`` and ``PDO``.
+LIBRARY_SIGNATURES: dict[str, list[str]] = {
+    "login": ["user", "password"],
+    "getConnection": ["url", "user", "password"],
+    "HTTPBasicAuth": ["username", "password"],
+    "HTTPDigestAuth": ["username", "password"],
+    "BasicAuth": ["login", "password"],
+    "NetworkCredential": ["userName", "password"],
+    "PasswordAuthentication": ["userName", "password"],
+    "UsernamePasswordCredentials": ["userName", "password"],
+    "mysqli_connect": ["host", "username", "password", "database"],
+    "PDO": ["dsn", "username", "password"],
+}
+
 
 def callee_arg_key(callee: str | None, attr_for, bound: str | None = None) -> str | None:
     """The key of a call's sole argument: the callee when it names an attribute

@@ -20,7 +20,7 @@ import re
 
 from ..taxonomy import normalize_identifier as _norm
 from .lexkeys import (_BRACE, _IS_KEY, _WORD, _assert_key, _key_from_window, _match_close, _names_attribute,
-                      _positional_key, _row_key, _table_rows, compare_key, is_message)
+                      _positional_key, _row_key, _table_rows, compare_key, is_message, row_parameter_key)
 from .lexkeys import collect_c_signatures  # noqa: F401 (re-exported: one home, .lexkeys)
 from .literals import DISCRIMINATORS, FIELD_WORD, Literal, Parsed
 
@@ -179,6 +179,7 @@ def _bind_keys(code: str, masked: str, toks: list[_Token], attr_for,
     # Debug.Assert, console.assert, assert.ok, assertEquals, Assert.AreEqual: calls with a message
     asserts = "ssert" in masked or "AreEqual" in masked or "AreNot" in masked
     typeofs = "typeof" in masked
+    row_attrs = "TestCase" in masked or "InlineData" in masked or "DataRow" in masked
     for (s, e, val, vs, ve) in toks:
         if asserts and is_message(masked, s, val):
             prev_start, prev_end, prev_val, prev_is_str = s, e, val, code[s] in "\"'`"
@@ -202,6 +203,8 @@ def _bind_keys(code: str, masked: str, toks: list[_Token], attr_for,
         if key is None:
             window = masked[max(0, s - 160):s]
             key = _key_from_window(window, masked, s, e, attr_for)
+        if (key is None or not attr_for(key)) and row_attrs:
+            key = row_parameter_key(masked, s) or key
         if (key is None or by_comma or not attr_for(key)) and sigs:  # the signature outranks a value read as a field name
             pk = _positional_key(masked[max(0, s - 600):s], sigs)
             key = pk if key is None or (pk and attr_for(pk)) else key

@@ -123,6 +123,30 @@ def _positional_key(window: str, sigs: dict[str, list[str]]) -> str | None:
     return None
 
 
+# a data row of a parameterised test: [TestCase("ann", "pw")], [InlineData(...)], [DataRow(...)]
+_ROW_ATTRIBUTE = re.compile(r"\[\s*(?:TestCase|InlineData|DataRow)\s*\(")
+_METHOD_AFTER = re.compile(r"(?P<name>(?:[^\W\d]|\$)[\w$]*)\s*\((?P<params>[^()]*)\)\s*(?:\{|=>)")
+
+
+def row_parameter_key(masked: str, s: int) -> str | None:
+    """The parameter a value of a test's data row fills: ``[TestCase("ann", "pw")] public void
+    Login(string username, string password)`` binds ``"pw"`` to ``password``."""
+    lo = max(0, s - 600)
+    rows = list(_ROW_ATTRIBUTE.finditer(masked, lo, s))
+    if not rows:
+        return None
+    open_ = rows[-1].end() - 1
+    close = _match_close(masked, open_, "(")
+    if close <= s:
+        return None
+    m = _METHOD_AFTER.search(masked, close, close + 1500)
+    if m is None or m.group("name") in _NOT_CALLABLE:
+        return None
+    params = _param_names(m.group("params"), False)
+    index = _position(masked[open_ + 1:s])
+    return params[index] if index < len(params) else None
+
+
 def _opening(text: str) -> int:
     """Index of the bracket that the ``)`` ending ``text`` closes (or -1)."""
     return next(iter(_open_brackets(text[:-1], 1)), -1)

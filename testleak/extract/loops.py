@@ -4,7 +4,9 @@ A literal collection that a loop iterates (inline, or the one last assigned to t
 iterates) binds each row's elements to the loop's variables: ``for u, p in [("kim", "x1")]``,
 ``for (const pw of ["a", "b"])``, ``foreach (var (u, p) in rows)``, ``for (String pw : List.of(..))``,
 ``rows.forEach(([u, p]) => ..)``; a mapping's ``.items()`` / ``Object.entries`` / ``entrySet()``
-binds its keys and values, the mapping itself its keys. A variable gives the attribute its own
+binds its keys and values, the mapping itself its keys; a row bound to one variable whose parts
+the body reads (``var user = c.Key``, ``c.Item2``, ``e.getValue()``, ``r[0]``) binds each part to
+the name it is read into. A variable gives the attribute its own
 name names (``for password in cases``), else the one a function of the code under test gives
 where the loop's body passes it (:func:`.usekeys.call_key`). A value whose own key names an
 attribute keeps it; the rest of the pipeline reads a bound value like any keyed one.
@@ -32,9 +34,9 @@ _MODES = (
     (re.compile(r"^Object\s*\.\s*values\s*\((?P<base>.+)\)$", re.S), "values"),
 )
 # what may stand before a collection's bracket: a constructor or factory (``new[]``,
-# ``new List<string>``, ``List.of``, ``Arrays.asList``, ``dict``, ``tuple``, ...)
+# ``new List<string>``, ``List.of``, ``Arrays.asList``, ``dict``, ``tuple``, ``Tuple.Create``, ...)
 _MAKER = re.compile(r"^(?:new\b[\w$<>\[\], .?]*|[\w$.]*(?:of|asList|list|tuple|set|frozenset|dict|array|Array|listOf|"
-                    r"arrayOf|mutableListOf|setOf|mapOf)\s*)?$")
+                    r"arrayOf|mutableListOf|setOf|mapOf|Tuple\s*\.\s*Create|entry)\s*)?$")
 _REACH = 4000  # how far before a loop its collection's assignment is looked for
 _QUOTED = re.compile(r"""^[A-Za-z@$]{0,2}(?P<q>["'`])(?P=q)*[^"'`]*(?P=q)+$""")
 
@@ -237,9 +239,16 @@ def _elements(masked: str, coll: tuple[int, int], mode: str, names: list[str], u
                     yield part, names[j]
 
 
+_CONVERSION = re.compile(r"^(?:new\s+)?[A-Za-z_$][\w$.]*\s*\(\s*(?P<arg>[^,()]+?)\s*\)$")
+
+
 def _literal_at(code: str, masked: str, span: tuple[int, int], lits: list[Literal]) -> tuple[int, Literal] | None:
-    """The literal that is the whole element at ``span`` (index in ``lits``, or -1 for a new one)."""
+    """The literal that is the whole element at ``span`` (index in ``lits``, or -1 for a new one),
+    or the sole argument of a conversion the element is (``DateTime.Parse("...")``)."""
     text = masked[span[0]:span[1]]
+    conv = _CONVERSION.match(text)
+    if conv:
+        span, text = (span[0] + conv.start("arg"), span[0] + conv.end("arg")), conv.group("arg")
     if not (_QUOTED.match(text) or text.isdigit()):
         return None
     for i, lit in enumerate(lits):
@@ -258,6 +267,25 @@ def _literal_at(code: str, masked: str, span: tuple[int, int], lits: list[Litera
     return (-1, Literal(raw, None, a, b)) if raw and "\\" not in raw else None
 
 
+_ACCESS = r"\s*(?:\.\s*(?P<a>Key|Value|key|value|Item[1-7]|getKey\s*\(\s*\)|getValue\s*\(\s*\))(?![\w$])|\[\s*(?P<i>\d)\s*\])"
+_POSITION = {"key": 0, "value": 1, "getkey": 0, "getvalue": 1}
+
+
+def _accessed(masked: str, var: str, body: int, body_end: int) -> list[str] | None:
+    """The names of a row's positions by how the body reads one variable (``var username =
+    testCase.Key;``, ``row.Item2``, ``entry.getValue()``, ``row[0]``): the name the part is
+    assigned to, else the access itself (a later use as an argument names it); None when the body
+    reads no part."""
+    names: dict[int, str] = {}
+    for m in re.finditer(rf"(?<![\w$.]){re.escape(var)}{_ACCESS}", masked[body:body_end]):
+        a = m.group("a")
+        pos = int(m.group("i")) if a is None else int(a[4:]) - 1 if a.startswith("Item") else \
+            _POSITION[re.sub(r"\W", "", a).lower()]
+        bound = re.search(rf"({_NAME})\s*=\s*$", masked[body:body + m.start()])
+        names.setdefault(pos, bound.group(1) if bound else masked[body + m.start():body + m.end()].replace(" ", ""))
+    return [names.get(i, "") for i in range(max(names) + 1)] if names else None
+
+
 def loop_keys(code: str, masked: str, lits: list[Literal], attr_for, key_of_use) -> list[Literal]:
     """``lits`` with the keys loops give (module docstring); ``key_of_use(name, after, end)``:
     the key a tested function gives where ``name`` is passed between ``after`` and ``end``."""
@@ -269,10 +297,13 @@ def loop_keys(code: str, masked: str, lits: list[Literal], attr_for, key_of_use)
         if resolved is None:
             continue
         mode, coll = resolved
+        parts = _accessed(masked, names[0], body, body_end) if len(names) == 1 and not unpacked else None
+        if parts:  # foreach (var c in cases) { var user = c.Key; ... }: each part under its own name
+            names, unpacked = parts, True
         keys: dict[str, str | None] = {}
         for span, var in _elements(masked, coll, mode, names, unpacked):
             if var not in keys:
-                keys[var] = var if attr_for(var) else key_of_use(var, body, body_end)
+                keys[var] = None if not var else var if attr_for(var) else key_of_use(var, body, body_end)
             if not keys[var]:
                 continue
             hit = _literal_at(code, masked, span, out)

@@ -62,3 +62,10 @@ def is_full_name(value: str) -> bool:
     first = words[0].rstrip(".")
     return (first in given and not _common(first, common)
             and not any(_common(w, common) and w not in surnames for w in words[1:]))
+
+
+def is_given_name(value: str) -> bool:
+    """One capitalised word that is a given name and no common English word (``Alice``, not
+    ``Summer``)."""
+    given, _, common = _lists()
+    return value in given and not _common(value, common)
