@@ -361,13 +361,13 @@ class Detector:
         if why is not None:
             if a is None or self.bare_head(key) or why not in KEPT_UNDER_KEY:
                 return None
-            a = "email" if "@" in s and self._has("email") and is_email(s) else a  # login("you@example.com")
+            a = "email" if self._email(s) else a  # login("you@example.com")
             return a, "lexicon", {"ok": False, "reason": KEPT_UNDER_KEY[why]}
         if self._keyed_non_value(s, a, key):
             return None
         ok = {"ok": True}
         # 2. self-certifying shapes: e-mail, vendor key prefix, checksummed formats
-        if "@" in s and self._has("email") and is_email(s):
+        if self._email(s):
             return "email", "email", ok
         p = vendor_key(s)
         if p and self._has("secret_key"):
@@ -403,6 +403,10 @@ class Detector:
         if a == "credit_card" and _card_part(key) != "number":
             shape = "a CVV (3-4 digits)" if _card_part(key) == "cvv" else "an expiry (MM/YY)"
         return a, "lexicon", {"ok": False, "reason": f"keyed {a} value without {shape}"}
+
+    def _email(self, s: str) -> bool:
+        """An e-mail address, when the taxonomy has the attribute."""
+        return "@" in s and self._has("email") and is_email(s)
 
     def _beside_key(self, s: str, a: str | None) -> tuple[str, str] | None:
         """Another attribute's shape that a keyed value has where its key's attribute cannot."""

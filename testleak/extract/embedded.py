@@ -24,9 +24,10 @@ from .multivalue import part_span
 if TYPE_CHECKING:
     from .detect import Detector
 
+_SNAKE = r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+"  # an identifier in snake case: display_name, DB_PASSWORD
 # the label may name alternatives: "Authentication PIN/Token: 730516", "Account/User Name: x"
 # or be an identifier: "billingAddress: ...", "display_name: ..."; a quoted value is its inside
-_LABELLED = re.compile(rf"^(?P<k>{LABEL_WORDS}(?:/[^\W\d_]+(?: [^\W\d_]+)?){{0,2}}|[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+)"
+_LABELLED = re.compile(rf"^(?P<k>{LABEL_WORDS}(?:/[^\W\d_]+(?: [^\W\d_]+)?){{0,2}}|{_SNAKE})"
                        rf"\s*[:=]\s*(?P<q>['\"]?)(?P<v>\S+(?: \S+){{0,4}}?)(?P=q)$")
 # an identifier with an underscore and its value inside a label's value: "DB_PASSWORD: x", "db_pass=x"
 _NAMED = re.compile(r"^[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+\s*[:=]\s*(?P<v>\S+(?: \S+){0,3})$")
@@ -82,7 +83,7 @@ def label_keys(label: str) -> list[str]:
     ``your_temporary_password``, ``temporary_password``, ``password``); an identifier
     (``billingAddress``, ``display_name``) stands for itself, read as a key is."""
     label = label.strip()
-    if re.fullmatch(r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[a-z]+(?:[A-Z][a-z0-9]*)+", label):
+    if re.fullmatch(rf"{_SNAKE}|[a-z]+(?:[A-Z][a-z0-9]*)+", label):
         return [normalize_identifier(label)]  # an identifier (billingAddress): the key as the code names it
     words = re.split(r"[\s_/-]+", label.lower())
     return ["_".join(words[i:]) for i in range(len(words))]

@@ -58,9 +58,8 @@ def is_full_name(value: str) -> bool:
     words = value.split()
     if not 2 <= len(words) <= 4 or any(ord(c) >= 0x0530 for c in value) or not person_name_shape(value):
         return False
-    given, surnames, common = _lists()
-    first = words[0].rstrip(".")
-    return (first in given and not _common(first, common)
+    _, surnames, common = _lists()
+    return (is_given_name(words[0].rstrip("."))
             and not any(_common(w, common) and w not in surnames for w in words[1:]))
 
 
