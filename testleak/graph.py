@@ -2,24 +2,28 @@
 from it (``testleak dvc-yaml``) and tests/test_pipeline_graph.py keeps the committed file equal.
 
 Per stage: ``params`` (the exact params.yaml keys it reads, never a whole group, so adding a run
-reruns no other), ``deps`` (paths from :class:`testleak.paths.Paths`, plus its entry point and the
-static import closure of its modules, :func:`code_closure`) and ``outs`` / ``metrics`` / ``plots``.
-dvc.yaml stays templated (``foreach`` over runs and libraries, DVC placeholders in paths), so
-``dvc exp run -S experiment=paper`` needs no regeneration. ``dvc exp show`` lists every leaf key of
-params.yaml, so bulky data lives in files that are deps (``taxonomy.file``,
-``library.division.models_file``, ``presidio.entities_file``) and runs reference their model
-(``${item.model_params}``) instead of copying it; tests/test_graph_params.py bounds the columns.
+reruns no other), ``deps`` and ``outs`` / ``metrics`` / ``plots``. dvc.yaml stays templated
+(``foreach`` over runs and libraries, DVC placeholders in paths), so ``dvc exp run -S
+experiment=paper`` needs no regeneration.
+
+``dvc exp show`` makes a column of every distinct dep path:
+- code is coarse: every stage depends on the ``testleak`` and ``stages`` directories (:data:`CODE`), not
+  on its import closure. Any code change reruns every stage; the LLM answers of a rerun come from
+  the project's LLM cache (.cache/llm), so a cached full rerun takes a few minutes. Shipped
+  resources (testleak/resources/) are covered by the same dep.
+- data stays per file: a per-run stage depends on its own run's records and stats. (Per-step
+  directories shared by the runs, one column per step, make a cycle in an experiment with
+  library rounds: the baselines match ours' last round, which reads the library built from
+  round 0's confirmed records, whose step directories would hold the baselines' records.)
 params.yaml, the caches and logs/ are never artifacts; requirements.lock is a dep of the stages
 that read the installed distributions (index, canary_corpus).
 """
 
 from __future__ import annotations
 
-import ast
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
 
 import yaml
 
@@ -34,7 +38,7 @@ SCORERS = "${library.division.models_file}"   # the scorer models (GGUF) by key 
 ENTITIES = "${presidio.entities_file}"        # Presidio's entity table (conf/presidio/*.yaml name it)
 RUN_BUDGET = "${item.budget.reads}"  # what its budget is read from (testleak/equalcost.py: ours' responses stats
                                      # for a baseline under match_ours, else the questions stats, read anyway)
-PACKAGES = ("testleak", "stages")  # project code; everything else is a third-party dependency
+CODE = ["stages", "testleak"]      # the project's code (and shipped resources): a dep of every stage
 LAUNCHER = "stages/run"           # shell launcher of every stage; it runs `python -m stages NAME`
 
 HEADER = """\
@@ -57,11 +61,6 @@ class Stage:
     foreach: str | None = None                     # "${experiment.runs}" ...
     args: str = ""                                 # command-line arguments after the module
     module: str | None = None                      # stages.<module> (default: the name)
-    code: list[str] = field(default_factory=list)  # extra modules imported dynamically
-
-    @property
-    def entry(self) -> str:
-        return f"stages.{self.module or self.name}"
 
     @property
     def cmd(self) -> str:
@@ -79,8 +78,8 @@ def _nocache(p: str) -> dict:
 
 class _Rel:
     """dvc.yaml's path strings, relative to the project root: ``r(path)`` any path of
-    :class:`Paths`, ``r.res(name)`` a file shipped in testleak/resources/, ``r.run(kind)`` the
-    record file and ``r.stats(kind)`` the stats file a per-run stage writes (the run: ``${key}``)."""
+    :class:`Paths`, ``r.run(kind)`` the record file and ``r.stats(kind)`` the stats file a
+    per-run stage writes (the run: ``${key}``)."""
 
     def __init__(self, paths: Paths):
         self.paths = paths
@@ -88,14 +87,11 @@ class _Rel:
     def __call__(self, p: Path) -> str:
         return _rel(p, self.paths)
 
-    def res(self, name: str) -> str:
-        return self(self.paths.resources / name)
-
     def run(self, kind: str, run: str = RUN) -> str:
-        return self(getattr(self.paths, kind)(run))
+        return self(self.paths.records(kind, run))
 
     def stats(self, kind: str, run: str = RUN) -> str:
-        return self(self.paths.run_dir(run) / f"{kind}_stats.json")
+        return self(self.paths.stats(kind, run))
 
 
 def _input_stages(paths: Paths) -> list[Stage]:
@@ -126,20 +122,19 @@ def _run_stages(paths: Paths) -> list[Stage]:
                       "experiment.functions_per_response", "experiment.hints_per_attribute",
                       "budget", "answers", "experiment.name"],
               # RUN_BUDGET: a baseline under match_ours reads the same model's ours' responses stats
-              deps=[r.res("codexleaks.yaml"), r.res("codebreaker.yaml"), r(paths.questions), r(paths.questions_stats),
-                    RUN_LIBRARY, RUN_BUDGET],
+              deps=[r(paths.questions), r(paths.questions_stats), RUN_LIBRARY, RUN_BUDGET],
               outs=[r.run("responses"), r.stats("responses")]),
         Stage("candidates", foreach=per_run, args=RUN,
               params=["taxonomy", f"experiment.runs.{RUN}", RUN_MODEL, "baselines.protocol", "baselines.codexleaks.filter",
                       "presidio", "library.division.models_file", "answers.max_candidates_per_response",
                       "verifier.judge_mode"],
-              deps=[r.res("placeholders.yaml"), r.run("responses"), r.stats("responses")],
+              deps=[r.run("responses"), r.stats("responses")],
               outs=[r.run("candidates"), r.stats("candidates")]),
         Stage("judged", foreach=per_run, args=RUN,
               params=["seed", "taxonomy", "judge", "verifier.judge_mode", "verifier.judge", "library.prior",
                       "max_error_share", "budget", "answers", "experiment.name", f"experiment.runs.{RUN}", RUN_MODEL,
                       "baselines.protocol"],
-              deps=[r.res("placeholders.yaml"), r(paths.library("prior")), r.run("candidates"), r.stats("candidates")],
+              deps=[r.run("candidates"), r.stats("candidates")],
               outs=[r.run("judged"), r.stats("judged")]),
         Stage("verified", foreach=per_run, args=RUN,
               params=["verifier.backend", "verifier.index", "verifier.infinigram", "verifier.window",
@@ -152,8 +147,8 @@ def _run_stages(paths: Paths) -> list[Stage]:
         Stage("confirmed", foreach=per_run, args=RUN,
               params=["review", "max_error_share", "seed", "taxonomy", "judge", "verifier.judge_mode", "verifier.judge",
                       "library.prior", "budget", "answers", f"experiment.runs.{RUN}", "baselines.protocol"],
-              deps=[r(paths.labels_dir), r.res("placeholders.yaml"), r(paths.library("prior")), r.run("candidates"),
-                    r.stats("candidates"), r.run("judged"), r.stats("judged"), r.run("verified"), r.stats("verified")],
+              deps=[r(paths.labels_dir), r.run("candidates"), r.stats("candidates"), r.run("judged"), r.stats("judged"),
+                    r.run("verified"), r.stats("verified")],
               outs=[r.run("confirmed"), r.stats("confirmed")]),
     ]
 
@@ -182,7 +177,7 @@ def _summary_stages(paths: Paths) -> list[Stage]:
         Stage("report",
               params=["experiment", "judge.name", "verifier", "review.policy",
                       "ablation.name", "taxonomy", "baselines.protocol"],
-              deps=[r.res("paper_results.yaml"), r(paths.run_metrics(RUN).parent),
+              deps=[r(paths.run_metrics(RUN).parent),
                     r(paths.metrics_plot(RUN).parent)],
               outs=[_nocache(r(paths.reports / f)) for f in (
                   "table2.md", "table2.csv", "table3.md", "table3.csv", "table4.md", "table4.csv", "table8.md", "table8.csv",
@@ -214,9 +209,7 @@ def _canary_stages(paths: Paths) -> list[Stage]:
               params=["experiment", "canary.models", "canary.seeds", "canary.judge_mode", "canary.max_tokens", "canary.exposure.bands",
                       "canary.prefix_probe", "canary.finetune.context_lines", "model", "questioner",
                       "judge", "verifier", "library", "baselines", "presidio", "taxonomy", "seed", "answers"],
-              deps=[r.res("codexleaks.yaml"), r.res("codebreaker.yaml"), r.res("placeholders.yaml"),
-                    r(paths.library("prior"))]
-              + [r(paths.canary / d) for d in ("model", "corpus", "original", "ground_truth.jsonl", "memorization.jsonl")]
+              deps=[r(paths.canary / d) for d in ("model", "corpus", "original", "ground_truth.jsonl", "memorization.jsonl")]
               + ["metrics/canary_finetune.json"],
               outs=[r(paths.canary / d) for d in ("index.sqlite", "questions", "runs")]
               + [_nocache(r(paths.reports / "canary"))],
@@ -230,79 +223,8 @@ def declarations(paths: Paths | None = None) -> list[Stage]:
     return _input_stages(paths) + _run_stages(paths) + _summary_stages(paths) + _canary_stages(paths)
 
 
-# -- code dependencies -----------------------------------------------------------------------
-def _module_file(name: str, root: Path) -> Path | None:
-    base = root / Path(*name.split("."))
-    if (base / "__init__.py").is_file():
-        return base / "__init__.py"
-    if base.with_suffix(".py").is_file():
-        return base.with_suffix(".py")
-    return None
-
-
-def _imports(path: Path, module: str) -> set[str]:
-    """Project modules named by every import statement of a file (nested ones included)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-    pkg = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    out: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                parts = pkg.split(".")
-                base = ".".join(parts[: len(parts) - node.level + 1])
-                mod = f"{base}.{node.module}" if node.module else base
-            else:
-                mod = node.module or ""
-            out.add(mod)
-            out.update(f"{mod}.{a.name}" for a in node.names)   # `from pkg import submodule`
-    return {m for m in out if m.split(".")[0] in PACKAGES}
-
-
-def code_closure(modules: Iterable[str], root: Path = ROOT) -> set[str]:
-    """Files (relative paths) of the project modules that importing ``modules`` may execute:
-    each module, its parent packages' ``__init__.py`` and, transitively, what they import."""
-    seen: set[str] = set()
-    files: set[str] = set()
-    todo = list(modules)
-    while todo:
-        m = todo.pop()
-        if m in seen:
-            continue
-        seen.add(m)
-        parts = m.split(".")
-        for i in range(1, len(parts)):          # parent packages run first
-            todo.append(".".join(parts[:i]))
-        f = _module_file(m, root)
-        if f is None:
-            continue                            # `from pkg import name` where name is not a module
-        files.add(f.relative_to(root).as_posix())
-        todo.extend(_imports(f, m))
-    return files
-
-
-def _collapse(files: set[str], root: Path = ROOT) -> list[str]:
-    """Replace a package directory by its path when every module under it is in ``files``."""
-    out = set(files)
-    dirs = sorted({str(Path(f).parent.as_posix()) for f in files}, key=lambda d: d.count("/"))
-    for d in dirs:
-        if d in PACKAGES or "/" not in d and d == ".":
-            continue
-        mods = {p.relative_to(root).as_posix() for p in (root / d).rglob("*.py") if "__pycache__" not in p.parts}
-        if mods and mods <= files and not any(d.startswith(x + "/") for x in out if x in dirs):
-            out -= mods
-            out.add(d)
-    return sorted(out)
-
-
-def code_deps(stage: Stage, root: Path = ROOT) -> list[str]:
-    """The launcher, then the code closure of ``stages/__main__.py`` and the stage's module."""
-    return [LAUNCHER] + _collapse(code_closure(["stages.__main__", stage.entry, *stage.code], root), root)
-
-
 # -- dvc.yaml ----------------------------------------------------------------------------------
-def stage_dict(stage: Stage, root: Path = ROOT) -> dict:
+def stage_dict(stage: Stage) -> dict:
     # a stage that reads the taxonomy (params ``taxonomy``: name and file) reads its data file too;
     # one that reads the scorer models (params ``library`` or ``library.division.models_file``) their file
     data = [TAXONOMY] if "taxonomy" in stage.params and TAXONOMY not in stage.deps else []
@@ -310,7 +232,7 @@ def stage_dict(stage: Stage, root: Path = ROOT) -> dict:
         data.append(SCORERS)
     if "presidio" in stage.params:
         data.append(ENTITIES)
-    body: dict = {"cmd": stage.cmd, "deps": code_deps(stage, root) + list(stage.deps) + data,
+    body: dict = {"cmd": stage.cmd, "deps": CODE + list(stage.deps) + data,
                   "params": list(stage.params)}
     for k in ("outs", "metrics", "plots"):
         if getattr(stage, k):
@@ -319,7 +241,7 @@ def stage_dict(stage: Stage, root: Path = ROOT) -> dict:
 
 
 def dvc_yaml(root: Path = ROOT) -> str:
-    doc = {"stages": {s.name: stage_dict(s, root) for s in declarations(Paths(root))}}
+    doc = {"stages": {s.name: stage_dict(s) for s in declarations(Paths(root))}}
     return HEADER + yaml.safe_dump(doc, sort_keys=False, width=120, default_flow_style=False)
 
 
