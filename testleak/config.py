@@ -22,6 +22,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from . import registry
 from .errors import ConfigError
+from .resources_io import parse_yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 CONF_DIR = ROOT / "conf"
@@ -286,7 +287,7 @@ def load_params(path: str | os.PathLike | None = None, validate: bool = True) ->
     if not p.exists():
         raise ConfigError(f"{p} not found: run from the project root, or `testleak params` to compose it")
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        data = parse_yaml(p.read_text(encoding="utf-8"))
     except yaml.YAMLError as e:
         raise ConfigError(f"{p} is not valid YAML ({str(e).splitlines()[0]}): recompose it with `testleak params`") from None
     if not isinstance(data, dict):

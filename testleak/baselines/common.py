@@ -18,12 +18,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-import yaml
-
 from ..elicit.refusal import detect_refusal
 from ..errors import ConfigError
 from ..llm import ChatRequest
-from ..resources_io import resource
+from ..resources_io import parse_yaml, resource
 from ..settings import CodeBreaker, CodexLeaks, Completion as CompletionSettings
 
 
@@ -66,7 +64,7 @@ def load_resource(name: str) -> dict:
     if not p.exists():
         raise ConfigError(f"baseline resource {name!r} not found (looked in testleak/resources/); "
                           "check baselines.<method>.resource")
-    data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    data = parse_yaml(p.read_text(encoding="utf-8"))
     if not isinstance(data, dict) or data.get("version") != 1:
         raise ConfigError(f"{p} is not a version-1 baseline resource file")
     return data

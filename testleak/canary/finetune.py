@@ -263,14 +263,11 @@ def merged_weights(peft_model) -> tuple[object, list[str]]:
 
 
 def load_gguf_model(gguf_path, dtype: str = "float32"):
-    """(model, tokenizer) from a GGUF file with transformers (dequantizes: ~40 s, 3-4 GB for 0.5B)."""
-    import torch
-    from pathlib import Path
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    """(a model of the caller's own, to train; tokenizer with a pad token) of a GGUF file
+    (:func:`testleak.llm.hf.load_causal_lm`: converted once, then read from the kept copy)."""
+    from ..llm.hf import load_causal_lm
 
-    p = Path(gguf_path)
-    tok = AutoTokenizer.from_pretrained(str(p.parent), gguf_file=p.name)
-    model = AutoModelForCausalLM.from_pretrained(str(p.parent), gguf_file=p.name, dtype=getattr(torch, dtype))
+    model, tok = load_causal_lm(gguf_path, dtype, shared=False)
     if tok.pad_token_id is None:
         tok.pad_token = tok.eos_token
     return model, tok

@@ -17,7 +17,6 @@ whitespace around a fragment stay in the template.
 from __future__ import annotations
 
 import math
-import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -128,27 +127,6 @@ class MaskedLMScorer(Scorer):
             out[k].scores.append(nll[r])
             out[k].rows += 1
         return out
-
-
-_GGUF_CACHE: dict[tuple, tuple] = {}
-_GGUF_LOCK = threading.Lock()
-
-
-def load_gguf_causal_lm(gguf_path: str | Path, dtype: str = "bfloat16"):
-    """Load (once per process) a GGUF causal LM with transformers; returns (model, tokenizer)."""
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    p = Path(gguf_path)
-    if not p.exists():
-        raise ConfigError(f"scorer model {p} not found: it is assembled by testleak.llm.local.ensure_model")
-    key = (str(p.resolve()), dtype)
-    with _GGUF_LOCK:
-        if key not in _GGUF_CACHE:
-            tok = AutoTokenizer.from_pretrained(p.parent, gguf_file=p.name)
-            model = AutoModelForCausalLM.from_pretrained(p.parent, gguf_file=p.name, dtype=getattr(torch, dtype))
-            _GGUF_CACHE[key] = (model.eval(), tok)
-        return _GGUF_CACHE[key]
 
 
 class CausalSurprisalScorer(Scorer):
@@ -275,11 +253,13 @@ def get_scorer(division: DivisionSettings, models_dir: str | Path | None = None,
         return _SCORER_CACHE[key]
     if models_dir is None:
         raise ConfigError("get_scorer needs models_dir (testleak.paths.Paths().models) for the GGUF scorer")
+    from ..llm.hf import load_causal_lm
+
     path = scorer_gguf_path(division, models_dir, models)
     dtype = scorer_model_cfg(division, models)["dtype"]
     key = (name, str(path), dtype, bs)
     if key not in _SCORER_CACHE:
-        model, tok = load_gguf_causal_lm(path, dtype)
+        model, tok = load_causal_lm(path, dtype)
         _SCORER_CACHE[key] = (CausalSurprisalScorer if name == "causal_surprisal" else FimPLLScorer)(model, tok, bs)
     return _SCORER_CACHE[key]
 

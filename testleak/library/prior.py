@@ -19,6 +19,7 @@ from typing import Any, Mapping
 import yaml
 
 from ..errors import ConfigError, DataError
+from ..resources_io import parse_yaml
 
 KINDS = ("templates", "fragments")
 
@@ -66,7 +67,7 @@ def read_library_document(path: str | Path) -> dict:
     try:
         if p.suffix.lower() == ".json":
             return json.loads(text)
-        return yaml.safe_load(text)
+        return parse_yaml(text)
     except (json.JSONDecodeError, yaml.YAMLError) as e:
         raise DataError(f"library {p} cannot be parsed ({e.__class__.__name__}); restore it from git or rebuild it") from None
 

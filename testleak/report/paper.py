@@ -5,10 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
-
 from ..errors import DataError
-from ..resources_io import RESOURCES
+from ..resources_io import RESOURCES, parse_yaml
 
 PAPER_RESULTS = RESOURCES / "paper_results.yaml"
 
@@ -17,7 +15,7 @@ def load_paper_results(path: str | Path | None = None) -> dict:
     p = Path(path) if path else PAPER_RESULTS
     if not p.exists():
         raise DataError(f"{p} not found: reinstall testleak (it ships resources/paper_results.yaml)")
-    data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    data = parse_yaml(p.read_text(encoding="utf-8"))
     for key in ("table2", "table3", "table4", "refusal_rate"):
         if key not in data:
             raise DataError(f"{p} lacks {key!r}: restore the file from git")

@@ -20,12 +20,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Callable, Mapping
 
-import yaml
-
 from ..errors import ConfigError
 from ..privacy import keyed_hash
 from ..formats import (BIC_SHAPE, CVV, EXPIRY, HEX64, IBAN_SHAPE, birth_date_error, card_check, char_entropy,
                        email_error, is_bic, is_iban, is_jwt, national_id, phone_error, phone_region, vendor_key)
+from ..resources_io import parse_yaml
 
 
 def _result(ok: bool, reason: str) -> dict:
@@ -74,7 +73,7 @@ def load_placeholders(path: str | None = None) -> dict:
     keyed hashes of normalized values, :func:`placeholder_hash`) and ``patterns``. The exact
     values are not in the file (raw candidate values stay out of git); matching is as if they were."""
     text = open(path, encoding="utf-8").read() if path else placeholders_path().read_text(encoding="utf-8")
-    data = yaml.safe_load(text)
+    data = parse_yaml(text)
     try:
         if data.get("version") != 3:
             raise TypeError(f"version {data.get('version')!r}, expected 3 (keyed hashes under key)")
