@@ -50,3 +50,9 @@ def session_cache(tmp_path_factory):
     from tests.project import shared_cache
 
     return shared_cache(tmp_path_factory.mktemp("session-cache"))
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """The conversion test of the scorer model first (tests/test_llm_hf.py): the copy it keeps
+    in .cache/models/hf is read by every later test and stage that loads the scorer."""
+    items.sort(key=lambda item: not item.nodeid.startswith("tests/test_llm_hf.py::test_the_kept_copy"))
